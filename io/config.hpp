@@ -1,0 +1,99 @@
+// The validated run configuration: what a deck means once parsing and validation succeeded.
+// Solvers consume only this; nothing downstream sees YAML.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/backend.hpp"
+#include "kernels/stencil.hpp"
+
+namespace heatsolve {
+
+enum class ProblemType { Heat, Poisson };
+enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
+enum class Precision { Float, Double };
+enum class SolverMethod { Jacobi, Anderson };
+enum class HaloMode { Auto, Staged, CudaAware };
+
+// A spatial field description, used for `initial` and `source`.
+struct Shape {
+  ShapeType type = ShapeType::None;
+  double value = 0;      // uniform value; box value; gaussian background
+  double amplitude = 0;  // gaussian, sine
+  double width = 0;      // gaussian
+  std::array<double, 3> center{0, 0, 0};
+  std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};
+};
+
+struct Config {
+  std::string deck_path;  // file the deck came from ("<string>" for in-memory decks)
+  std::string name;
+
+  ProblemType problem = ProblemType::Heat;
+  int dimensions = 3;
+  std::array<int, 3> cells{1, 1, 1};  // cells[2] == 1 in 2D
+  std::array<double, 3> length{1, 1, 1};
+  std::array<double, 3> origin{0, 0, 0};
+
+  double diffusivity = 1.0;
+
+  // Heat time stepping, resolved: dt and steps are final (dt * steps == end when end given).
+  double dt = 0;
+  std::int64_t steps = 0;
+  double end_time = 0;
+  bool dt_auto = true;
+  double safety = 0.9;
+
+  Shape initial, source;
+  BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+
+
+  SolverMethod method = SolverMethod::Jacobi;
+  double tolerance = 1e-8;
+  std::int64_t max_iterations = 100000;
+  int check_every = 10;
+  int anderson_depth = 5;
+  double anderson_damping = 1.0;
+
+  BackendKind backend = BackendKind::Auto;
+  Precision precision = Precision::Double;
+  std::string kernel = "auto";
+  std::array<int, 3> block{0, 0, 0};
+  int time_block = 0;                      // temporal blocking factor; 0 = auto
+  std::array<int, 3> decomposition{0, 0, 0};  // 0 = MPI_Dims_create decides
+  HaloMode halo = HaloMode::Auto;
+  bool overlap = true;
+  double walltime_seconds = 0;  // 0 = no limit
+
+  std::string output_directory = "out";
+  std::int64_t output_every = 0;  // 0 = initial and final state only
+  std::vector<std::string> formats{"hdf5"};
+  bool overwrite = false;
+  std::int64_t checkpoint_every = 0;  // 0 = off
+
+  nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
+
+  GridDesc grid() const {
+    GridDesc g;
+    g.dims = dimensions;
+    g.nx = cells[0];
+    g.ny = cells[1];
+    g.nz = dimensions == 3 ? cells[2] : 1;
+    g.hx = length[0] / cells[0];
+    g.hy = length[1] / cells[1];
+    g.hz = dimensions == 3 ? length[2] / cells[2] : 1.0;
+    return g;
+  }
+};
+
+const char* to_string(ProblemType p);
+const char* to_string(Precision p);
+const char* to_string(BackendKind b);
+const char* to_string(BoundaryType b);
+const char* to_string(ShapeType s);
+
+}  // namespace heatsolve

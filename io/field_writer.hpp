@@ -1,0 +1,45 @@
+// Writers of the solution time series. The solver hands each output step's field (interior
+// cells only, packed x fastest) to every writer the deck asked for.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "io/config.hpp"
+
+namespace heatsolve {
+
+// The global grid as written: cell-centred data on `cells` cells of size `spacing`, the
+// first cell's lower corner at `origin`. In 2D cells[2] == 1.
+struct OutputGrid {
+  int dims = 3;
+  std::array<int, 3> cells{1, 1, 1};
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 3> spacing{1, 1, 1};
+};
+
+// The part of the global grid one rank holds (the whole grid in a serial run).
+struct Block {
+  std::array<int, 3> offset{0, 0, 0};
+  std::array<int, 3> count{1, 1, 1};
+  std::size_t size() const { return std::size_t(count[0]) * count[1] * count[2]; }
+};
+
+class FieldWriter {
+ public:
+  virtual ~FieldWriter() = default;
+  // `data` holds block.size() values of the local block, x fastest.
+  virtual void write(std::int64_t step, double time, const float* data, const Block& block) = 0;
+  virtual void write(std::int64_t step, double time, const double* data, const Block& block) = 0;
+  // Publishes the final files (temporary name -> final name). Without it nothing appears
+  // under the final names.
+  virtual void finalize() = 0;
+  // Files this writer produced (final names), for the summary.
+  virtual std::vector<std::string> files() const = 0;
+};
+
+OutputGrid output_grid(const Config& cfg);
+
+}  // namespace heatsolve

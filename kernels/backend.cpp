@@ -1,0 +1,35 @@
+#include "kernels/backend.hpp"
+
+#include "kernels/cpu/cpu_backend.hpp"
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
+
+namespace heatsolve {
+
+bool cuda_device_available() {
+#ifdef HEATSOLVE_HAVE_CUDA
+  return cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+template <typename T>
+std::unique_ptr<Backend<T>> make_backend(BackendKind kind, const BackendOptions& opts) {
+  if (kind == BackendKind::Auto) kind = cuda_device_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  if (kind == BackendKind::Cpu) return std::make_unique<CpuBackend<T>>();
+#ifdef HEATSOLVE_HAVE_CUDA
+  if (cuda_device_count() == 0)
+    throw BackendError("backend 'cuda' requested but no CUDA device is available");
+  return make_cuda_backend<T>(opts);
+#else
+  (void)opts;
+  throw BackendError("backend 'cuda' requested but heatsolve was built without CUDA");
+#endif
+}
+
+template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const BackendOptions&);
+template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const BackendOptions&);
+
+}  // namespace heatsolve

@@ -1,0 +1,16 @@
+// Host-side entry points of the CUDA backend (compiled by the host compiler too).
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.hpp"
+
+namespace heatsolve {
+
+// Number of usable CUDA devices (0 when the driver or device is missing; never throws).
+int cuda_device_count();
+
+template <typename T>
+std::unique_ptr<Backend<T>> make_cuda_backend(const BackendOptions& opts);
+
+}  // namespace heatsolve
