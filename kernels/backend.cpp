@@ -17,7 +17,8 @@ bool cuda_device_available() {
 
 template <typename T>
 std::unique_ptr<Backend<T>> make_backend(BackendKind kind, const BackendOptions& opts) {
-  if (kind == BackendKind::Auto) kind = cuda_device_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  if (kind == BackendKind::Auto)
+    kind = cuda_device_available() ? BackendKind::Cuda : BackendKind::Cpu;
   if (kind == BackendKind::Cpu) return std::make_unique<CpuBackend<T>>();
 #ifdef HEATSOLVE_HAVE_CUDA
   if (cuda_device_count() == 0)

@@ -1,0 +1,62 @@
+// heatsolve command line: run | validate | bench | info.
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+
+#include "app/exit_codes.hpp"
+#include "app/info.hpp"
+#include "app/run_command.hpp"
+
+int main(int argc, char** argv) {
+  using namespace heatsolve;
+  CLI::App app{"heatsolve: heat equation and Jacobi/Poisson solver on CPU and CUDA GPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(HEATSOLVE_VERSION));
+
+  RunOptions run_opts;
+  auto add_deck_options = [&run_opts](CLI::App* cmd) {
+    cmd->add_option("deck", run_opts.deck, "YAML input deck")->required();
+    cmd->add_option("--set", run_opts.overrides,
+                    "override a deck key, e.g. --set grid.cells=[32,32,32] (repeatable)")
+        ->type_name("KEY.PATH=VALUE")
+        ->allow_extra_args(false);
+  };
+  CLI::App* run = app.add_subcommand("run", "run a deck");
+  add_deck_options(run);
+  run->add_flag("--overwrite", run_opts.overwrite, "replace a previous run's results");
+  run->add_flag("-q,--quiet", run_opts.quiet, "no progress output");
+  run->add_option("--restart", run_opts.restart, "continue from a checkpoint file, or 'latest'");
+
+  CLI::App* validate = app.add_subcommand("validate", "check a deck and exit (2 on errors)");
+  add_deck_options(validate);
+  validate->add_flag("-q,--quiet", run_opts.quiet, "print errors only");
+
+  BenchOptions bench_opts;
+  CLI::App* bench = app.add_subcommand("bench", "benchmark the kernels on this machine's GPU");
+  add_bench_options(bench, bench_opts);
+
+  CLI::App* info = app.add_subcommand("info", "show build features and devices");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? exit_code::kSuccess : exit_code::kInputError;
+  }
+
+  try {
+    if (*run) return run_command(run_opts);
+    if (*validate) return validate_command(run_opts);
+    if (*bench) return bench_command(bench_opts);
+    if (*info) return info_command();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::kRuntimeError;
+  } catch (...) {
+    fmt::print(stderr, "internal error: unknown exception (please report this)\n");
+    return exit_code::kInternalError;
+  }
+  return exit_code::kSuccess;
+}

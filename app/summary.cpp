@@ -1,0 +1,53 @@
+#include "app/summary.hpp"
+
+#include <fmt/format.h>
+
+#include "io/atomic_file.hpp"
+
+namespace heatsolve {
+
+nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
+  nlohmann::json j;
+  j["name"] = cfg.name;
+  j["deck_file"] = cfg.deck_path;
+  j["deck"] = cfg.deck;
+  j["problem"] = to_string(cfg.problem);
+  j["dimensions"] = cfg.dimensions;
+  j["cells"] = cfg.cells;
+  j["backend"] = r.backend;
+  j["backend_description"] = r.backend_description;
+  j["kernel"] = r.kernel;
+  j["precision"] = to_string(r.precision);
+  j["ranks"] = ranks;
+  if (cfg.problem == ProblemType::Heat) {
+    j["steps"] = r.steps;
+    j["dt"] = cfg.dt;
+    j["final_time"] = r.final_time;
+  } else {
+    j["iterations"] = r.steps;
+    j["converged"] = r.converged;
+    j["tolerance"] = cfg.tolerance;
+  }
+  j["final_residual"] = r.final_residual;
+  j["total_heat"] = r.total_heat;
+  j["wall_seconds"] = r.wall_seconds;
+  j["points_per_second"] = r.points_per_second;
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& [step, value] : r.residual_history) hist.push_back({step, value});
+  j["residual_history"] = hist;
+  j["files"] = r.files;
+  return j;
+}
+
+void write_summary(const std::string& directory, const nlohmann::json& summary) {
+  write_file_atomically(directory + "/summary.json", summary.dump(2) + "\n");
+}
+
+void write_residual_history(const std::string& directory, const RunResult& r) {
+  std::string csv = "step,residual\n";
+  for (const auto& [step, value] : r.residual_history)
+    csv += fmt::format("{},{:.17g}\n", step, value);
+  write_file_atomically(directory + "/residuals.csv", csv);
+}
+
+}  // namespace heatsolve

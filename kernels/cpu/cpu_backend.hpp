@@ -1,0 +1,54 @@
+// CPU (OpenMP) backend: the reference implementation that tests compare every other
+// backend against, and the default on machines without a GPU.
+#pragma once
+
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+namespace heatsolve {
+
+template <typename T>
+class CpuArray final : public Array<T> {
+ public:
+  explicit CpuArray(std::size_t n) : data_(n) {}
+  T* data() override { return data_.data(); }
+  const T* data() const override { return data_.data(); }
+  std::size_t size() const override { return data_.size(); }
+  void copy_from_host(const T* src) override;
+  void copy_to_host(T* dst) const override;
+  void copy_from(const Array<T>& other) override;
+
+ private:
+  std::vector<T> data_;
+};
+
+// Ghost-cell fill shared by the CPU backend and host-side tests.
+template <typename T>
+void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc);
+
+template <typename T>
+void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
+
+template <typename T>
+class CpuBackend final : public Backend<T> {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string description() const override;
+  std::unique_ptr<Array<T>> allocate(std::size_t n) override {
+    return std::make_unique<CpuArray<T>>(n);
+  }
+  std::string prepare(const GridDesc&) override { return "cpu-openmp"; }
+  void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
+    cpu_apply_boundary(u, g, bc);
+  }
+  void stencil(const T* u, T* out, const T* f, const GridDesc& g,
+               const StencilCoeffs<T>& c) override {
+    cpu_stencil(u, out, f, g, c);
+  }
+  double reduce(const T* u, const GridDesc& g, ReduceOp op) override;
+  double reduce_diff(const T* a, const T* b, const GridDesc& g, ReduceOp op) override;
+  double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) override;
+};
+
+}  // namespace heatsolve

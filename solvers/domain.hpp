@@ -1,0 +1,43 @@
+// What one rank computes: its block of the global grid, how each of its faces is closed,
+// and how partial results combine across ranks. A serial run is one block with no peers.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "io/field_writer.hpp"
+#include "kernels/backend.hpp"
+
+namespace heatsolve {
+
+struct Domain {
+  GridDesc global;        // the whole grid
+  GridDesc local;         // this rank's block (same spacing)
+  Block block;            // the block's offset/count in the global grid (cells)
+  BoundaryFaces faces{};  // physical conditions, or Exchange for faces shared with a peer
+  int rank = 0, size = 1;
+};
+
+// Combines per-rank partial reductions. The serial one is the identity.
+class Reducer {
+ public:
+  virtual ~Reducer() = default;
+  virtual double sum(double local) const { return local; }
+  virtual double max(double local) const { return local; }
+  double combine(double local, ReduceOp op) const {
+    return op == ReduceOp::MaxAbs ? max(local) : sum(local);
+  }
+};
+
+// Fills the ghost cells of faces marked Exchange from the neighbouring ranks.
+template <typename T>
+class HaloExchanger {
+ public:
+  virtual ~HaloExchanger() = default;
+  virtual void exchange(Backend<T>& backend, T* u) = 0;
+};
+
+// The single-rank domain of a whole grid.
+Domain serial_domain(const GridDesc& global, const BoundaryFaces& faces);
+
+}  // namespace heatsolve
