@@ -20,6 +20,11 @@ enum class Precision { Float, Double };
 enum class SolverMethod { Jacobi, Anderson };
 enum class HaloMode { Auto, Staged, CudaAware };
 
+// Every valid `execution.kernel` name; the deck validator accepts exactly these. Backends that
+// add a stencil variant add its name here.
+inline const std::vector<std::string> kKernelNames{
+    "auto", "naive", "shared", "nondivergent", "2.5d", "2.5d-single-slice", "temporal"};
+
 // A spatial field description, used for `initial` and `source`.
 struct Shape {
   ShapeType type = ShapeType::None;
@@ -95,5 +100,7 @@ const char* to_string(Precision p);
 const char* to_string(BackendKind b);
 const char* to_string(BoundaryType b);
 const char* to_string(ShapeType s);
+const char* to_string(SolverMethod m);
+const char* to_string(HaloMode h);
 
 }  // namespace heatsolve

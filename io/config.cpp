@@ -1,0 +1,91 @@
+// Names of the Config enums. These are the spellings the deck accepts (the validator builds
+// its choice lists from them), so deck keywords and the summary echo never drift apart.
+#include "io/config.hpp"
+
+namespace heatsolve {
+
+const char* to_string(ProblemType p) {
+  switch (p) {
+    case ProblemType::Heat:
+      return "heat";
+    case ProblemType::Poisson:
+      return "poisson";
+  }
+  return "?";
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::Float:
+      return "float";
+    case Precision::Double:
+      return "double";
+  }
+  return "?";
+}
+
+const char* to_string(BackendKind b) {
+  switch (b) {
+    case BackendKind::Auto:
+      return "auto";
+    case BackendKind::Cpu:
+      return "cpu";
+    case BackendKind::Cuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+const char* to_string(BoundaryType b) {
+  switch (b) {
+    case BoundaryType::Dirichlet:
+      return "dirichlet";
+    case BoundaryType::Neumann:
+      return "neumann";
+    case BoundaryType::Periodic:
+      return "periodic";
+    case BoundaryType::Exchange:
+      return "exchange";
+  }
+  return "?";
+}
+
+const char* to_string(ShapeType s) {
+  switch (s) {
+    case ShapeType::None:
+      return "none";
+    case ShapeType::Uniform:
+      return "uniform";
+    case ShapeType::Gaussian:
+      return "gaussian";
+    case ShapeType::Box:
+      return "box";
+    case ShapeType::Sine:
+      return "sine";
+  }
+  return "?";
+}
+
+const char* to_string(SolverMethod m) {
+  switch (m) {
+    case SolverMethod::Jacobi:
+      return "jacobi";
+    case SolverMethod::Anderson:
+      return "anderson";
+  }
+  return "?";
+}
+
+const char* to_string(HaloMode h) {
+  switch (h) {
+    case HaloMode::Auto:
+      return "auto";
+    case HaloMode::Staged:
+      return "staged";
+    case HaloMode::CudaAware:
+      return "cuda-aware";
+  }
+  return "?";
+}
+
+}  // namespace heatsolve

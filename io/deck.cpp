@@ -1,0 +1,921 @@
+// Deck parsing and validation, in three stages:
+//   1. YAML text -> DeckNode tree in which every node and key remembers where it came from
+//      (deck file or a --set override), so errors can point at it;
+//   2. --set overrides edit that tree;
+//   3. section readers turn the tree into a Config, throwing DeckError at the offending node.
+// Config's default member values are the deck's defaults: an absent key leaves them alone.
+#include "io/deck.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+namespace heatsolve {
+
+namespace {
+
+std::string format_what(const std::string& file, int line, int column, const std::string& message) {
+  if (line <= 0) return fmt::format("{}: {}", file, message);
+  if (column <= 0) return fmt::format("{}:{}: {}", file, line, message);
+  return fmt::format("{}:{}:{}: {}", file, line, column, message);
+}
+
+}  // namespace
+
+DeckError::DeckError(std::string file, int line, int column, std::string message)
+    : std::runtime_error(format_what(file, line, column, message)),
+      file_(std::move(file)),
+      line_(line),
+      column_(column),
+      message_(std::move(message)) {}
+
+namespace {
+
+// ---- Locations and errors -------------------------------------------------------------
+
+constexpr const char* kOverrideSource = "--set";
+
+// Where a node came from. For --set overrides: source "--set", line = 1-based index of the
+// override, column = 1-based column within that override's text.
+struct Location {
+  std::string source;
+  int line = 0, column = 0;   // 1-based; 0 = unknown
+  std::string override_text;  // the --set argument, when the node came from one
+};
+
+[[noreturn]] void fail(const Location& at, const std::string& message) {
+  if (at.override_text.empty()) throw DeckError(at.source, at.line, at.column, message);
+  throw DeckError(at.source, at.line, at.column,
+                  fmt::format("{} (in --set {})", message, at.override_text));
+}
+
+// ---- The deck tree ----------------------------------------------------------------------
+
+struct DeckNode {
+  enum class Kind { Null, Scalar, Sequence, Map };
+  Kind kind = Kind::Null;
+  std::string scalar;
+  bool quoted = false;             // scalar was quoted (or tagged): always a string
+  std::vector<DeckNode> items;     // sequence elements, or map values
+  std::vector<std::string> keys;   // map keys, parallel to items
+  std::vector<Location> key_locs;  // map key locations, parallel to items
+  Location loc;
+
+  std::optional<std::size_t> index_of(const std::string& key) const {
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - keys.begin());
+  }
+  const DeckNode* find(const std::string& key) const {
+    const auto i = index_of(key);
+    return i ? &items[*i] : nullptr;
+  }
+  DeckNode* find(const std::string& key) {
+    const auto i = index_of(key);
+    return i ? &items[*i] : nullptr;
+  }
+  DeckNode& insert(const std::string& key, const Location& key_loc, DeckNode value) {
+    keys.push_back(key);
+    key_locs.push_back(key_loc);
+    items.push_back(std::move(value));
+    return items.back();
+  }
+  void erase(std::size_t i) {
+    keys.erase(keys.begin() + i);
+    key_locs.erase(key_locs.begin() + i);
+    items.erase(items.begin() + i);
+  }
+};
+using Kind = DeckNode::Kind;
+
+DeckNode empty_map(const Location& loc) {
+  DeckNode n;
+  n.kind = Kind::Map;
+  n.loc = loc;
+  return n;
+}
+
+// ---- Small text helpers -----------------------------------------------------------------
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Optimal-string-alignment distance: Levenshtein plus transposition of adjacent characters.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// " (did you mean 'x'?)" for the closest candidate when it is close enough, else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(lower(word), lower(c));
+    if (d < best_distance) best_distance = d, best = &c;
+  }
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+  if (!best || best_distance > limit || best_distance >= word.size()) return "";
+  return fmt::format(" (did you mean '{}'?)", *best);
+}
+
+// ---- YAML -> DeckNode -------------------------------------------------------------------
+
+using Locator = std::function<Location(const YAML::Mark&)>;
+
+DeckNode convert(const YAML::Node& y, const Locator& locate);
+
+void convert_map(const YAML::Node& y, const Locator& locate, DeckNode& out) {
+  for (const auto& entry : y) {
+    const Location key_loc = locate(entry.first.Mark());
+    if (!entry.first.IsScalar()) fail(key_loc, "mapping keys must be plain names");
+    const std::string key = entry.first.Scalar();
+    if (const auto i = out.index_of(key))
+      fail(key_loc,
+           fmt::format("duplicate key '{}' (first given at line {})", key, out.key_locs[*i].line));
+    DeckNode value = convert(entry.second, locate);
+    // yaml-cpp marks an empty value at the token after it (often the next line): use the key.
+    if (value.kind == Kind::Null) value.loc = key_loc;
+    out.insert(key, key_loc, std::move(value));
+  }
+}
+
+DeckNode convert(const YAML::Node& y, const Locator& locate) {
+  DeckNode n;
+  n.loc = locate(y.Mark());
+  switch (y.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      break;
+    case YAML::NodeType::Scalar:
+      n.kind = Kind::Scalar;
+      n.scalar = y.Scalar();
+      // yaml-cpp tags plain scalars "?" and quoted ones "!"; `!!str` also forces a string.
+      n.quoted = y.Tag() == "!" || y.Tag() == "tag:yaml.org,2002:str";
+      break;
+    case YAML::NodeType::Sequence:
+      n.kind = Kind::Sequence;
+      for (const auto& item : y) n.items.push_back(convert(item, locate));
+      break;
+    case YAML::NodeType::Map:
+      n.kind = Kind::Map;
+      convert_map(y, locate, n);
+      break;
+  }
+  return n;
+}
+
+DeckNode parse_yaml(const std::string& text, const Locator& locate) {
+  try {
+    return convert(YAML::Load(text), locate);
+  } catch (const YAML::Exception& e) {
+    fail(locate(e.mark), e.msg.empty() ? std::string("invalid YAML") : e.msg);
+  }
+}
+
+Locator file_locator(const std::string& source) {
+  return [source](const YAML::Mark& m) {
+    if (m.is_null()) return Location{source, 1, 1, {}};
+    return Location{source, m.line + 1, m.column + 1, {}};
+  };
+}
+
+// ---- --set overrides ----------------------------------------------------------------------
+
+struct PathPart {
+  std::string key;
+  std::size_t offset;  // within the override text
+};
+
+std::vector<PathPart> split_path(const std::string& path,
+                                 const std::function<Location(std::size_t)>& at) {
+  std::vector<PathPart> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    if (dot == start) fail(at(start), "empty key in override path; expected key.path=value");
+    parts.push_back({path.substr(start, dot - start), start});
+    if (dot == path.size()) return parts;
+    start = dot + 1;
+  }
+}
+
+// Walks `parts` (all but the last) from `root`, creating missing maps.
+DeckNode& walk_to_parent(DeckNode& root, const std::vector<PathPart>& parts,
+                         const std::function<Location(std::size_t)>& at) {
+  DeckNode* current = &root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    const Location here = at(parts[i].offset);
+    DeckNode* child = current->find(parts[i].key);
+    if (!child) child = &current->insert(parts[i].key, here, empty_map(here));
+    if (child->kind == Kind::Null) *child = empty_map(here);
+    if (child->kind != Kind::Map) {
+      std::string prefix;
+      for (std::size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + parts[j].key;
+      fail(here, fmt::format("cannot set a key inside '{}': it is not a mapping", prefix));
+    }
+    current = child;
+  }
+  return *current;
+}
+
+// Applies "key.path=value": value is YAML; an empty or null value removes the key.
+void apply_override(DeckNode& root, const std::string& text, int index) {
+  const auto at = [&](std::size_t offset) {
+    return Location{kOverrideSource, index, static_cast<int>(offset) + 1, text};
+  };
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos) fail(at(0), "expected key.path=value");
+  const auto parts = split_path(text.substr(0, eq), at);
+  const DeckNode value = parse_yaml(text.substr(eq + 1), [&](const YAML::Mark& m) {
+    return at(eq + 1 + (m.is_null() || m.line > 0 ? 0 : m.column));
+  });
+
+  DeckNode& parent = walk_to_parent(root, parts, at);
+  const PathPart& last = parts.back();
+  const auto existing = parent.index_of(last.key);
+  if (value.kind == Kind::Null) {
+    if (existing) parent.erase(*existing);
+  } else if (existing) {
+    parent.items[*existing] = value;
+    parent.key_locs[*existing] = at(last.offset);
+  } else {
+    parent.insert(last.key, at(last.offset), value);
+  }
+}
+
+// ---- Scalar conversion ------------------------------------------------------------------
+
+std::string describe(const DeckNode& n) {
+  switch (n.kind) {
+    case Kind::Null:
+      return "an empty value";
+    case Kind::Sequence:
+      return "a list";
+    case Kind::Map:
+      return "a mapping";
+    case Kind::Scalar:
+      break;
+  }
+  return n.quoted ? fmt::format("the quoted string \"{}\"", n.scalar)
+                  : fmt::format("'{}'", n.scalar);
+}
+
+[[noreturn]] void expected(const DeckNode& n, const std::string& what, const std::string& kind) {
+  fail(n.loc, fmt::format("{}: expected {}, got {}", what, kind, describe(n)));
+}
+
+bool is_plain(const DeckNode& n) {
+  return n.kind == Kind::Scalar && !n.quoted;
+}
+bool is_auto(const DeckNode& n) {
+  return is_plain(n) && n.scalar == "auto";
+}
+
+std::optional<double> parse_double(const std::string& s) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> parse_integer(const std::string& s) {
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+'))
+    return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (end != s.c_str() + s.size() || errno == ERANGE) return std::nullopt;
+  return static_cast<std::int64_t>(v);
+}
+
+std::optional<bool> parse_bool(const std::string& s) {
+  const std::string l = lower(s);
+  if (l == "true" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "no" || l == "off") return false;
+  return std::nullopt;
+}
+
+// YAML's spellings of infinity and NaN (".inf", "-.Inf", ".NaN", ...).
+bool is_yaml_nonfinite(const std::string& s) {
+  std::string l = lower(s);
+  if (!l.empty() && (l[0] == '+' || l[0] == '-')) l.erase(0, 1);
+  return l == ".inf" || l == ".nan";
+}
+
+double number(const DeckNode& n, const std::string& what) {
+  if (!is_plain(n)) expected(n, what, "a number");
+  const auto v = parse_double(n.scalar);
+  if (is_yaml_nonfinite(n.scalar) || (v && !std::isfinite(*v)))
+    fail(n.loc, fmt::format("{}: expected a finite number, got '{}'", what, n.scalar));
+  if (!v) expected(n, what, "a number");
+  return *v;
+}
+
+double positive_number(const DeckNode& n, const std::string& what) {
+  const double v = number(n, what);
+  if (v <= 0) fail(n.loc, fmt::format("{}: must be positive, got {}", what, n.scalar));
+  return v;
+}
+
+double nonnegative_number(const DeckNode& n, const std::string& what) {
+  const double v = number(n, what);
+  if (v < 0) fail(n.loc, fmt::format("{}: must not be negative, got {}", what, n.scalar));
+  return v;
+}
+
+// A number in (0, 1].
+double fraction(const DeckNode& n, const std::string& what) {
+  const double v = number(n, what);
+  if (v <= 0 || v > 1) fail(n.loc, fmt::format("{}: must be in (0, 1], got {}", what, n.scalar));
+  return v;
+}
+
+std::int64_t integer(const DeckNode& n, const std::string& what, std::int64_t min,
+                     std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  const std::string kind = min == 1   ? "a positive integer"
+                           : min == 0 ? "a non-negative integer"
+                                      : fmt::format("an integer >= {}", min);
+  const auto v = is_plain(n) ? parse_integer(n.scalar) : std::nullopt;
+  if (!v || *v < min) expected(n, what, kind);
+  if (*v > max) fail(n.loc, fmt::format("{}: {} is too large (at most {})", what, *v, max));
+  return *v;
+}
+
+std::int64_t positive_integer(const DeckNode& n, const std::string& what) {
+  return integer(n, what, 1);
+}
+std::int64_t nonnegative_integer(const DeckNode& n, const std::string& what) {
+  return integer(n, what, 0);
+}
+int positive_int(const DeckNode& n, const std::string& what) {
+  return static_cast<int>(integer(n, what, 1, std::numeric_limits<int>::max()));
+}
+
+bool boolean(const DeckNode& n, const std::string& what) {
+  const auto v = is_plain(n) ? parse_bool(n.scalar) : std::nullopt;
+  if (!v) expected(n, what, "true or false");
+  return *v;
+}
+
+std::string text(const DeckNode& n, const std::string& what) {
+  if (n.kind != Kind::Scalar || n.scalar.empty()) expected(n, what, "a non-empty string");
+  return n.scalar;
+}
+
+// One of `names`; returns its index.
+std::size_t choice_index(const DeckNode& n, const std::string& what,
+                         const std::vector<std::string>& names) {
+  if (n.kind != Kind::Scalar) expected(n, what, "one of " + join(names));
+  const auto it = std::find(names.begin(), names.end(), n.scalar);
+  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+  fail(n.loc, fmt::format("{}: unknown value '{}'{}; valid values: {}", what, n.scalar,
+                          did_you_mean(n.scalar, names), join(names)));
+}
+
+// One of `options`, spelled as to_string() spells them.
+template <typename E>
+E choice(const DeckNode& n, const std::string& what, std::initializer_list<E> options) {
+  std::vector<std::string> names;
+  for (E e : options) names.emplace_back(to_string(e));
+  return *(options.begin() + choice_index(n, what, names));
+}
+
+const std::vector<DeckNode>& list(const DeckNode& n, const std::string& what, std::size_t count = 0,
+                                  const std::string& why = "") {
+  if (n.kind != Kind::Sequence) expected(n, what, "a list");
+  if (count > 0 && n.items.size() != count)
+    fail(n.loc, fmt::format("{}: expected {} entries{}, got {}", what, count, why, n.items.size()));
+  return n.items;
+}
+
+std::string element(const std::string& what, std::size_t i) {
+  return fmt::format("{}[{}]", what, i);
+}
+
+// A list with one entry per dimension, converted by `convert`; unused axes get `fill`.
+template <typename T, typename Convert>
+std::array<T, 3> per_axis(const DeckNode& n, const std::string& what, int dims, T fill,
+                          Convert convert) {
+  const auto& items =
+      list(n, what, dims, fmt::format(" (one per dimension; problem.dimensions is {})", dims));
+  std::array<T, 3> out;
+  out.fill(fill);
+  for (int d = 0; d < dims; ++d) out[d] = convert(items[d], element(what, d));
+  return out;
+}
+
+// "HH:MM:SS" -> seconds.
+double walltime(const DeckNode& n, const std::string& what) {
+  const auto bad = [&]() { expected(n, what, "a duration \"HH:MM:SS\""); };
+  if (n.kind != Kind::Scalar) bad();
+  std::vector<std::int64_t> parts;
+  std::stringstream in(n.scalar);
+  for (std::string part; std::getline(in, part, ':');) {
+    if (part.empty() || part.size() > 6 ||
+        !std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); }))
+      bad();
+    parts.push_back(std::stoll(part));
+  }
+  if (parts.size() != 3 || n.scalar.back() == ':' || parts[1] >= 60 || parts[2] >= 60) bad();
+  return static_cast<double>(parts[0] * 3600 + parts[1] * 60 + parts[2]);
+}
+
+// ---- Maps with a fixed set of keys ------------------------------------------------------
+
+// A mapping section whose keys must all be in `valid` (an empty value counts as empty map).
+class MapView {
+ public:
+  MapView(const DeckNode& node, std::string path, std::vector<std::string> valid)
+      : node_(node), path_(std::move(path)) {
+    if (node.kind != Kind::Map && node.kind != Kind::Null)
+      expected(node, path_.empty() ? "the deck" : path_, "a mapping");
+    for (std::size_t i = 0; i < node.keys.size(); ++i) {
+      const std::string& key = node.keys[i];
+      if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
+      fail(node.key_locs[i], fmt::format("unknown key '{}' in {}{}; valid keys: {}", key,
+                                         path_.empty() ? "the deck" : "'" + path_ + "'",
+                                         did_you_mean(key, valid), join(valid)));
+    }
+  }
+
+  std::string path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const Location& loc() const { return node_.loc; }
+  const DeckNode* get(const std::string& key) const { return node_.find(key); }
+  const Location& key_loc(const std::string& key) const {
+    return node_.key_locs[*node_.index_of(key)];
+  }
+
+  const DeckNode& require(const std::string& key) const {
+    if (const DeckNode* n = get(key)) return *n;
+    fail(node_.loc, fmt::format("missing required key '{}'", path(key)));
+  }
+  template <typename Convert>
+  auto required(const std::string& key, Convert convert) const {
+    return convert(require(key), path(key));
+  }
+  // Converts the key when present, else returns `fallback`.
+  template <typename T, typename Convert>
+  T optional(const std::string& key, T fallback, Convert convert) const {
+    const DeckNode* n = get(key);
+    return n ? static_cast<T>(convert(*n, path(key))) : fallback;
+  }
+
+ private:
+  const DeckNode& node_;
+  std::string path_;
+};
+
+// The node's `type` (a required key), read before the type-dependent key set is known.
+const DeckNode& type_of(const DeckNode& n, const std::string& path) {
+  if (n.kind != Kind::Map && n.kind != Kind::Null) expected(n, path, "a mapping");
+  if (const DeckNode* t = n.find("type")) return *t;
+  fail(n.loc, fmt::format("missing required key '{}.type'", path));
+}
+
+// `auto` -> `fallback`, else `convert`; a non-numeric word is reported as "'auto' or <kind>".
+template <typename T, typename Convert>
+T auto_or(const DeckNode& n, const std::string& what, const char* kind, T fallback,
+          Convert convert) {
+  if (is_auto(n)) return fallback;
+  if (n.kind == Kind::Scalar && !parse_double(n.scalar))
+    expected(n, what, fmt::format("'auto' or {}", kind));
+  return static_cast<T>(convert(n, what));
+}
+
+// ---- Sections -------------------------------------------------------------------------------
+
+const std::vector<std::string> kRootKeys{"name",   "problem",   "grid",     "material",
+                                         "time",   "initial",   "boundary", "source",
+                                         "solver", "execution", "output"};
+const std::vector<std::string> kFaceNames{"x-", "x+", "y-", "y+", "z-", "z+"};
+
+void read_name(const MapView& top, Config& cfg) {
+  const DeckNode& n = top.require("name");
+  cfg.name = text(n, "name");
+  const auto ok = [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  };
+  if (!std::all_of(cfg.name.begin(), cfg.name.end(), ok) || cfg.name[0] == '.' ||
+      cfg.name[0] == '-')
+    fail(n.loc, fmt::format("name: '{}' may contain only letters, digits, '_', '-' and '.', and "
+                            "must start with a letter, digit or '_'",
+                            cfg.name));
+}
+
+void read_problem(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "problem", {"type", "dimensions"});
+  cfg.problem = v.required("type", [](const DeckNode& t, const std::string& what) {
+    return choice(t, what, {ProblemType::Heat, ProblemType::Poisson});
+  });
+  const DeckNode& dims = v.require("dimensions");
+  cfg.dimensions = static_cast<int>(integer(dims, v.path("dimensions"), 1));
+  if (cfg.dimensions != 2 && cfg.dimensions != 3)
+    fail(dims.loc, fmt::format("problem.dimensions: expected 2 or 3, got {}", dims.scalar));
+}
+
+// Keeps the padded array size far from integer overflow.
+void check_total_size(const DeckNode& cells_node, const std::array<int, 3>& cells) {
+  constexpr double kMaxPadded = 281474976710656.0;  // 2^48 values
+  double padded = 1;
+  for (int c : cells) padded *= c + 2.0;
+  if (padded > kMaxPadded)
+    fail(cells_node.loc, fmt::format("grid.cells: {} x {} x {} cells is too large (at most 2^48 "
+                                     "values including ghost cells)",
+                                     cells[0], cells[1], cells[2]));
+}
+
+void read_grid(const DeckNode& n, Config& cfg) {
+  constexpr std::int64_t kMaxCells = std::int64_t{1} << 30;
+  const MapView v(n, "grid", {"cells", "length", "origin"});
+  const int dims = cfg.dimensions;
+  cfg.cells = v.required("cells", [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 1, [&](const DeckNode& e, const std::string& w) {
+      return static_cast<int>(integer(e, w, 1, kMaxCells));
+    });
+  });
+  check_total_size(*v.get("cells"), cfg.cells);
+  const auto lengths = [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 1.0, positive_number);
+  };
+  const auto points = [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 0.0, number);
+  };
+  cfg.length = v.optional("length", cfg.length, lengths);
+  cfg.origin = v.optional("origin", cfg.origin, points);
+}
+
+void read_material(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "material", {"diffusivity"});
+  cfg.diffusivity = v.optional("diffusivity", cfg.diffusivity, positive_number);
+}
+
+// Chooses dt and steps; see docs/deck.md "Time resolution".
+void resolve_steps(const MapView& v, const DeckNode* end, const DeckNode* steps, Config& cfg) {
+  constexpr double kMaxSteps = 1e15;
+  if (end && steps) fail(v.key_loc("steps"), "time: give either 'end' or 'steps', not both");
+  if (!end && !steps) fail(v.loc(), "missing required key 'time.end' (or 'time.steps')");
+  if (steps) {
+    cfg.steps = nonnegative_integer(*steps, v.path("steps"));
+    cfg.end_time = static_cast<double>(cfg.steps) * cfg.dt;
+    return;
+  }
+  cfg.end_time = nonnegative_number(*end, v.path("end"));
+  const double n = std::ceil(cfg.end_time / cfg.dt - 1e-9);
+  if (n > kMaxSteps)
+    fail(end->loc, fmt::format("time.end: {} needs {:g} steps of dt = {:g} (more than {:g})",
+                               cfg.end_time, n, cfg.dt, kMaxSteps));
+  cfg.steps = static_cast<std::int64_t>(std::max(n, 0.0));
+  if (cfg.steps > 0) cfg.dt = cfg.end_time / static_cast<double>(cfg.steps);
+}
+
+void read_time(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "time", {"end", "steps", "dt", "safety"});
+  if (cfg.problem != ProblemType::Heat) return;  // steady problems ignore the section
+  cfg.safety = v.optional("safety", cfg.safety, fraction);
+  const GridDesc g = cfg.grid();
+  const double dt_max = stable_dt(g, cfg.diffusivity);
+  const DeckNode* dt = v.get("dt");
+  cfg.dt_auto = !dt || is_auto(*dt);
+  if (cfg.dt_auto) {
+    cfg.dt = cfg.safety * dt_max;
+  } else {
+    cfg.dt = auto_or(*dt, v.path("dt"), "a positive number", 0.0, positive_number);
+    if (cfg.dt > dt_max * (1 + 1e-12))
+      fail(dt->loc,
+           fmt::format("time.dt: {} exceeds the stability limit dt_max = {:.6g} (dt_max = "
+                       "1/(2*alpha*sum_d 1/h_d^2) with alpha = {}, h = [{:g}, {:g}{}]); use a "
+                       "smaller dt or dt: auto",
+                       dt->scalar, dt_max, cfg.diffusivity, g.hx, g.hy,
+                       g.dims == 3 ? fmt::format(", {:g}", g.hz) : ""));
+  }
+  resolve_steps(v, v.get("end"), v.get("steps"), cfg);
+}
+
+std::vector<std::string> shape_keys(ShapeType type) {
+  switch (type) {
+    case ShapeType::None:
+      return {"type"};
+    case ShapeType::Uniform:
+      return {"type", "value"};
+    case ShapeType::Gaussian:
+      return {"type", "amplitude", "center", "width", "value"};
+    case ShapeType::Box:
+      return {"type", "value", "lower", "upper"};
+    case ShapeType::Sine:
+      return {"type", "amplitude"};
+  }
+  return {};
+}
+
+void read_box(const MapView& v, int dims, Shape& s) {
+  const auto points = [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 0.0, number);
+  };
+  s.value = v.required("value", number);
+  s.lower = v.required("lower", points);
+  s.upper = v.required("upper", points);
+  for (int d = 0; d < dims; ++d)
+    if (s.upper[d] <= s.lower[d])
+      fail(v.require("upper").items[d].loc,
+           fmt::format("{}: upper corner must exceed the lower one on every axis, but upper[{}] "
+                       "= {} <= lower[{}] = {}",
+                       v.path("upper"), d, s.upper[d], d, s.lower[d]));
+}
+
+Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allow_none) {
+  std::initializer_list<ShapeType> with_none{ShapeType::None, ShapeType::Uniform,
+                                             ShapeType::Gaussian, ShapeType::Box, ShapeType::Sine};
+  std::initializer_list<ShapeType> without_none{ShapeType::Uniform, ShapeType::Gaussian,
+                                                ShapeType::Box, ShapeType::Sine};
+  Shape s;
+  s.type = choice(type_of(n, path), path + ".type", allow_none ? with_none : without_none);
+  const MapView v(n, path, shape_keys(s.type));
+  const auto points = [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 0.0, number);
+  };
+  switch (s.type) {
+    case ShapeType::None:
+      break;
+    case ShapeType::Uniform:
+      s.value = v.required("value", number);
+      break;
+    case ShapeType::Sine:
+      s.amplitude = v.required("amplitude", number);
+      break;
+    case ShapeType::Gaussian:
+      s.amplitude = v.required("amplitude", number);
+      s.center = v.required("center", points);
+      s.width = v.required("width", positive_number);
+      s.value = v.optional("value", 0.0, number);
+      break;
+    case ShapeType::Box:
+      read_box(v, dims, s);
+      break;
+  }
+  return s;
+}
+
+FaceBC read_face(const DeckNode& n, const std::string& path) {
+  FaceBC f;
+  f.type = choice(type_of(n, path), path + ".type",
+                  {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic});
+  switch (f.type) {
+    case BoundaryType::Dirichlet:
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
+      break;
+    case BoundaryType::Neumann:
+      f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, number);
+      break;
+    default:
+      MapView(n, path, {"type"});
+      break;
+  }
+  return f;
+}
+
+void check_periodic_pairs(const BoundaryFaces& faces, const std::array<Location, 6>& where,
+                          int dims) {
+  for (int axis = 0; axis < dims; ++axis) {
+    const int lo = 2 * axis, hi = lo + 1;
+    const bool p_lo = faces[lo].type == BoundaryType::Periodic;
+    const bool p_hi = faces[hi].type == BoundaryType::Periodic;
+    if (p_lo == p_hi) continue;
+    const int periodic = p_lo ? lo : hi, other = p_lo ? hi : lo;
+    fail(where[periodic],
+         fmt::format("boundary.{}: periodic must be set on both {} and {}, but {} is {}",
+                     kFaceNames[periodic], kFaceNames[lo], kFaceNames[hi], kFaceNames[other],
+                     to_string(faces[other].type)));
+  }
+}
+
+void read_boundary(const DeckNode& n, Config& cfg) {
+  std::vector<std::string> valid{"all"};
+  valid.insert(valid.end(), kFaceNames.begin(), kFaceNames.end());
+  const MapView v(n, "boundary", valid);
+  FaceBC all;
+  std::array<Location, 6> where;
+  where.fill(v.loc());
+  if (const DeckNode* a = v.get("all")) {
+    all = read_face(*a, v.path("all"));
+    where.fill(a->loc);
+  }
+  cfg.boundary.fill(all);
+  for (std::size_t i = 0; i < kFaceNames.size(); ++i) {
+    const DeckNode* face = v.get(kFaceNames[i]);
+    if (!face) continue;
+    if (static_cast<int>(i) >= 2 * cfg.dimensions)
+      fail(v.key_loc(kFaceNames[i]),
+           fmt::format("boundary.{}: a 2D problem has no z faces", kFaceNames[i]));
+    cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]));
+    where[i] = face->loc;
+  }
+  check_periodic_pairs(cfg.boundary, where, cfg.dimensions);
+}
+
+void read_solver(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "solver",
+                  {"method", "tolerance", "max_iterations", "check_every", "anderson"});
+  if (const DeckNode* m = v.get("method"))
+    cfg.method = choice(*m, v.path("method"), {SolverMethod::Jacobi, SolverMethod::Anderson});
+  cfg.tolerance = v.optional("tolerance", cfg.tolerance, positive_number);
+  cfg.max_iterations = v.optional("max_iterations", cfg.max_iterations, positive_integer);
+  cfg.check_every = v.optional("check_every", cfg.check_every, positive_int);
+  if (const DeckNode* a = v.get("anderson")) {
+    const MapView av(*a, v.path("anderson"), {"depth", "damping"});
+    cfg.anderson_depth = av.optional("depth", cfg.anderson_depth, positive_int);
+    cfg.anderson_damping = av.optional("damping", cfg.anderson_damping, fraction);
+  }
+}
+
+void read_execution(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "execution",
+                  {"backend", "precision", "kernel", "block", "time_block", "decomposition", "halo",
+                   "overlap", "walltime"});
+  const auto get = [&](const char* key, auto fallback, auto convert) {
+    return v.optional(key, fallback, convert);
+  };
+  cfg.backend = get("backend", cfg.backend, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w, {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda});
+  });
+  cfg.precision = get("precision", cfg.precision, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w, {Precision::Float, Precision::Double});
+  });
+  cfg.kernel = get("kernel", cfg.kernel, [](const DeckNode& e, const std::string& w) {
+    return kKernelNames[choice_index(e, w, kKernelNames)];
+  });
+  const auto positive_ints = [](int dims) {
+    return [dims](const DeckNode& e, const std::string& w) {
+      return per_axis(e, w, dims, dims == 3 ? 0 : 1, positive_int);
+    };
+  };
+  cfg.block = get("block", cfg.block, [&](const DeckNode& e, const std::string& w) {
+    return auto_or(e, w, "a list of 3 positive integers", std::array<int, 3>{0, 0, 0},
+                   [](const DeckNode& b, const std::string& bw) {
+                     return per_axis(b, bw, 3, 0, positive_int);
+                   });
+  });
+  cfg.time_block = get("time_block", cfg.time_block, [](const DeckNode& e, const std::string& w) {
+    return auto_or(e, w, "a positive integer", 0, positive_int);
+  });
+  cfg.decomposition =
+      get("decomposition", cfg.decomposition, [&](const DeckNode& e, const std::string& w) {
+        return auto_or(e, w, "a list of positive integers", std::array<int, 3>{0, 0, 0},
+                       positive_ints(cfg.dimensions));
+      });
+  cfg.halo = get("halo", cfg.halo, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w, {HaloMode::Auto, HaloMode::Staged, HaloMode::CudaAware});
+  });
+  cfg.overlap = get("overlap", cfg.overlap, boolean);
+  cfg.walltime_seconds = get("walltime", cfg.walltime_seconds, walltime);
+}
+
+std::vector<std::string> formats(const DeckNode& n, const std::string& what) {
+  const std::vector<std::string> valid{"hdf5", "vtk"};
+  std::vector<std::string> out;
+  const auto& items = list(n, what);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string& f = valid[choice_index(items[i], element(what, i), valid)];
+    if (std::find(out.begin(), out.end(), f) != out.end())
+      fail(items[i].loc, fmt::format("{}: '{}' is listed twice", element(what, i), f));
+    out.push_back(f);
+  }
+  return out;
+}
+
+void read_output(const DeckNode& n, Config& cfg) {
+  const MapView v(n, "output", {"directory", "every", "formats", "overwrite", "checkpoint_every"});
+  cfg.output_directory = v.optional("directory", cfg.output_directory, text);
+  cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
+  cfg.formats = v.optional("formats", cfg.formats, formats);
+  cfg.overwrite = v.optional("overwrite", cfg.overwrite, boolean);
+  cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
+}
+
+// Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
+template <typename Read>
+void section(const MapView& top, const std::string& key, Config& cfg, Read read) {
+  if (const DeckNode* n = top.get(key)) read(*n, cfg);
+}
+
+Config build_config(const DeckNode& root) {
+  Config cfg;
+  const MapView top(root, "", kRootKeys);
+  read_name(top, cfg);
+  cfg.output_directory = "out/" + cfg.name;
+  cfg.initial.type = ShapeType::Uniform;
+  read_problem(top.require("problem"), cfg);
+  read_grid(top.require("grid"), cfg);
+  section(top, "material", cfg, read_material);
+  if (cfg.problem == ProblemType::Heat && !top.get("time"))
+    fail(top.loc(), "missing required key 'time' (a heat problem needs time.end or time.steps)");
+  section(top, "time", cfg, read_time);
+  if (const DeckNode* n = top.get("initial"))
+    cfg.initial = read_shape(*n, "initial", cfg.dimensions, /*allow_none=*/false);
+  if (const DeckNode* n = top.get("source"))
+    cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
+  section(top, "boundary", cfg, read_boundary);
+  section(top, "solver", cfg, read_solver);
+  section(top, "execution", cfg, read_execution);
+  section(top, "output", cfg, read_output);
+  return cfg;
+}
+
+// ---- JSON echo ----------------------------------------------------------------------------
+
+nlohmann::json scalar_to_json(const DeckNode& n) {
+  if (n.quoted) return n.scalar;
+  if (const auto b = parse_bool(n.scalar)) return *b;
+  if (const auto i = parse_integer(n.scalar)) return *i;
+  if (const auto d = parse_double(n.scalar); d && std::isfinite(*d)) return *d;
+  return n.scalar;
+}
+
+nlohmann::json to_json(const DeckNode& n) {
+  switch (n.kind) {
+    case Kind::Null:
+      return nullptr;
+    case Kind::Scalar:
+      return scalar_to_json(n);
+    case Kind::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : n.items) out.push_back(to_json(item));
+      return out;
+    }
+    case Kind::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (std::size_t i = 0; i < n.keys.size(); ++i) out[n.keys[i]] = to_json(n.items[i]);
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+// The parsed deck root: must be a mapping; an empty document is an empty mapping.
+DeckNode parse_root(const std::string& text, const std::string& source_name) {
+  DeckNode root = parse_yaml(text, file_locator(source_name));
+  if (root.kind == Kind::Null) return empty_map(Location{source_name, 1, 1, {}});
+  if (root.kind != Kind::Map) expected(root, "the deck", "a mapping of sections");
+  return root;
+}
+
+}  // namespace
+
+Config parse_deck(const std::string& text, const std::string& source_name,
+                  const std::vector<std::string>& overrides) {
+  DeckNode root = parse_root(text, source_name);
+  for (std::size_t i = 0; i < overrides.size(); ++i)
+    apply_override(root, overrides[i], static_cast<int>(i) + 1);
+  Config cfg = build_config(root);
+  cfg.deck_path = source_name;
+  cfg.deck = to_json(root);
+  return cfg;
+}
+
+Config load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw DeckError(path, 0, 0, "cannot read deck: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DeckError(path, 0, 0, fmt::format("cannot read deck: {}", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw DeckError(path, 0, 0, "cannot read deck: read error");
+  return parse_deck(text.str(), path, overrides);
+}
+
+}  // namespace heatsolve

@@ -1,0 +1,607 @@
+// Deck parsing and validation: every shipped deck parses, every kind of bad deck is rejected
+// with a message that points at the offending line/column, overrides, time resolution.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/deck.hpp"
+
+namespace heatsolve {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Four lines; tests append sections from line 5 on.
+const std::string kBase =
+    "name: t\n"
+    "problem: {type: heat, dimensions: 3}\n"
+    "grid: {cells: [8, 8, 8]}\n"
+    "time: {end: 0.01}\n";
+
+const std::string kBase2D =
+    "name: t\n"
+    "problem: {type: heat, dimensions: 2}\n"
+    "grid: {cells: [8, 8]}\n"
+    "time: {end: 0.01}\n";
+
+Config parse(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return parse_deck(text, "test.yaml", overrides);
+}
+
+// Parses `text`, expecting a DeckError; returns it.
+DeckError parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse(text, overrides);
+  } catch (const DeckError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "deck was accepted:\n" << text;
+  return DeckError("", 0, 0, "");
+}
+
+// ---- Shipped decks ------------------------------------------------------------------------
+
+TEST(Deck, EveryShippedDeckParses) {
+  const fs::path inputs = fs::path(HEATSOLVE_SOURCE_DIR) / "inputs";
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(inputs)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    Config cfg;
+    ASSERT_NO_THROW(cfg = load_deck(entry.path().string())) << entry.path();
+    EXPECT_EQ(cfg.name, entry.path().stem().string());
+    EXPECT_EQ(cfg.output_directory, "out/" + cfg.name);
+    EXPECT_EQ(cfg.deck_path, entry.path().string());
+    EXPECT_EQ(cfg.deck["name"], cfg.name);
+    if (cfg.problem == ProblemType::Heat) {
+      EXPECT_GT(cfg.dt, 0);
+      EXPECT_LE(cfg.dt, stable_dt(cfg.grid(), cfg.diffusivity));
+    }
+    ++count;
+  }
+  EXPECT_GE(count, 6);
+}
+
+TEST(Deck, HeatedPlateBoundaries) {
+  const Config cfg =
+      load_deck((fs::path(HEATSOLVE_SOURCE_DIR) / "inputs" / "heated_plate.yaml").string());
+  EXPECT_EQ(cfg.dimensions, 2);
+  for (int face : {0, 1, 2}) {
+    EXPECT_EQ(cfg.boundary[face].type, BoundaryType::Neumann) << face;
+    EXPECT_EQ(cfg.boundary[face].value, 0.0);
+  }
+  EXPECT_EQ(cfg.boundary[3].type, BoundaryType::Dirichlet);
+  EXPECT_EQ(cfg.boundary[3].value, 1.0);
+  EXPECT_EQ(cfg.source.type, ShapeType::Gaussian);
+  EXPECT_EQ(cfg.source.center[0], 0.5);
+  EXPECT_EQ(cfg.source.center[1], 0.4);
+}
+
+TEST(Deck, Bench512IsFloatWithoutOutput) {
+  const Config cfg =
+      load_deck((fs::path(HEATSOLVE_SOURCE_DIR) / "inputs" / "bench512.yaml").string());
+  EXPECT_EQ(cfg.precision, Precision::Float);
+  EXPECT_EQ(cfg.cells, (std::array<int, 3>{512, 512, 512}));
+  EXPECT_TRUE(cfg.formats.empty());
+}
+
+// ---- Defaults and field mapping -----------------------------------------------------------
+
+TEST(Deck, MinimalDeckGetsDefaults) {
+  const Config cfg = parse(kBase);
+  EXPECT_EQ(cfg.name, "t");
+  EXPECT_EQ(cfg.deck_path, "test.yaml");
+  EXPECT_EQ(cfg.problem, ProblemType::Heat);
+  EXPECT_EQ(cfg.length, (std::array<double, 3>{1, 1, 1}));
+  EXPECT_EQ(cfg.origin, (std::array<double, 3>{0, 0, 0}));
+  EXPECT_EQ(cfg.diffusivity, 1.0);
+  EXPECT_EQ(cfg.initial.type, ShapeType::Uniform);
+  EXPECT_EQ(cfg.initial.value, 0.0);
+  EXPECT_EQ(cfg.source.type, ShapeType::None);
+  for (const FaceBC& f : cfg.boundary) {
+    EXPECT_EQ(f.type, BoundaryType::Dirichlet);
+    EXPECT_EQ(f.value, 0.0);
+  }
+  EXPECT_EQ(cfg.output_directory, "out/t");
+  EXPECT_EQ(cfg.output_every, 0);
+  EXPECT_EQ(cfg.formats, std::vector<std::string>{"hdf5"});
+  EXPECT_EQ(cfg.kernel, "auto");
+  EXPECT_EQ(cfg.backend, BackendKind::Auto);
+  EXPECT_TRUE(cfg.dt_auto);
+  EXPECT_EQ(cfg.safety, 0.9);
+}
+
+TEST(Deck, ExecutionSection) {
+  const Config cfg = parse(kBase +
+                           "execution: {backend: cpu, precision: float, kernel: 2.5d, "
+                           "block: [32, 8, 1], time_block: 4, decomposition: [2, 1, 1], "
+                           "halo: cuda-aware, overlap: false, walltime: \"01:02:03\"}\n");
+  EXPECT_EQ(cfg.backend, BackendKind::Cpu);
+  EXPECT_EQ(cfg.precision, Precision::Float);
+  EXPECT_EQ(cfg.kernel, "2.5d");
+  EXPECT_EQ(cfg.block, (std::array<int, 3>{32, 8, 1}));
+  EXPECT_EQ(cfg.time_block, 4);
+  EXPECT_EQ(cfg.decomposition, (std::array<int, 3>{2, 1, 1}));
+  EXPECT_EQ(cfg.halo, HaloMode::CudaAware);
+  EXPECT_FALSE(cfg.overlap);
+  EXPECT_EQ(cfg.walltime_seconds, 3723.0);
+}
+
+TEST(Deck, AutoExecutionValues) {
+  const Config cfg =
+      parse(kBase + "execution: {block: auto, time_block: auto, decomposition: auto}\n");
+  EXPECT_EQ(cfg.block, (std::array<int, 3>{0, 0, 0}));
+  EXPECT_EQ(cfg.time_block, 0);
+  EXPECT_EQ(cfg.decomposition, (std::array<int, 3>{0, 0, 0}));
+}
+
+TEST(Deck, EveryKernelNameIsAccepted) {
+  for (const std::string& k : kKernelNames)
+    EXPECT_EQ(parse(kBase + "execution: {kernel: " + k + "}\n").kernel, k);
+}
+
+TEST(Deck, TwoDimensionalFields) {
+  const std::string text =
+      "name: t\n"
+      "problem: {type: heat, dimensions: 2}\n"
+      "grid: {cells: [16, 8], length: [2, 1], origin: [-1, 0]}\n"
+      "time: {steps: 3}\n"
+      "execution: {decomposition: [2, 3]}\n"
+      "boundary: {x-: {type: periodic}, x+: {type: periodic}, y+: {type: neumann, flux: 2}}\n";
+  const Config cfg = parse(text);
+  EXPECT_EQ(cfg.cells, (std::array<int, 3>{16, 8, 1}));
+  EXPECT_EQ(cfg.length[0], 2.0);
+  EXPECT_EQ(cfg.origin[0], -1.0);
+  EXPECT_EQ(cfg.decomposition, (std::array<int, 3>{2, 3, 1}));
+  EXPECT_EQ(cfg.boundary[0].type, BoundaryType::Periodic);
+  EXPECT_EQ(cfg.boundary[1].type, BoundaryType::Periodic);
+  EXPECT_EQ(cfg.boundary[2].type, BoundaryType::Dirichlet);
+  EXPECT_EQ(cfg.boundary[3].type, BoundaryType::Neumann);
+  EXPECT_EQ(cfg.boundary[3].value, 2.0);
+  EXPECT_EQ(cfg.grid().nz, 1);
+}
+
+TEST(Deck, ShapesAndFaceOverrideAll) {
+  const Config cfg = parse(
+      kBase +
+      "initial: {type: box, value: 2, lower: [0.1, 0.2, 0.3], upper: [0.4, 0.5, 0.6]}\n"
+      "source: {type: gaussian, amplitude: 3, center: [0.5, 0.5, 0.5], width: 0.1, value: 1}\n"
+      "boundary: {all: {type: dirichlet, value: 4}, z+: {type: neumann, flux: -1}}\n");
+  EXPECT_EQ(cfg.initial.type, ShapeType::Box);
+  EXPECT_EQ(cfg.initial.value, 2.0);
+  EXPECT_EQ(cfg.initial.lower[2], 0.3);
+  EXPECT_EQ(cfg.initial.upper[0], 0.4);
+  EXPECT_EQ(cfg.source.type, ShapeType::Gaussian);
+  EXPECT_EQ(cfg.source.amplitude, 3.0);
+  EXPECT_EQ(cfg.source.width, 0.1);
+  EXPECT_EQ(cfg.source.value, 1.0);
+  for (int f = 0; f < 5; ++f) EXPECT_EQ(cfg.boundary[f].value, 4.0);
+  EXPECT_EQ(cfg.boundary[5].type, BoundaryType::Neumann);
+  EXPECT_EQ(cfg.boundary[5].value, -1.0);
+}
+
+TEST(Deck, PoissonNeedsNoTimeSection) {
+  const Config cfg = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
+      "solver: {method: anderson, tolerance: 1e-6, max_iterations: 50, check_every: 5,"
+      " anderson: {depth: 3, damping: 0.5}}\n");
+  EXPECT_EQ(cfg.problem, ProblemType::Poisson);
+  EXPECT_EQ(cfg.method, SolverMethod::Anderson);
+  EXPECT_EQ(cfg.tolerance, 1e-6);
+  EXPECT_EQ(cfg.max_iterations, 50);
+  EXPECT_EQ(cfg.check_every, 5);
+  EXPECT_EQ(cfg.anderson_depth, 3);
+  EXPECT_EQ(cfg.anderson_damping, 0.5);
+  EXPECT_EQ(cfg.steps, 0);
+}
+
+// ---- Time resolution ----------------------------------------------------------------------
+
+double dt_max_of(const Config& cfg) {
+  return stable_dt(cfg.grid(), cfg.diffusivity);
+}
+
+TEST(DeckTime, AutoDtNumbers) {
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [64, 64, 64]}\n"
+      "time: {end: 0.01, dt: auto, safety: 0.9}\n");
+  const double dt_max = 1.0 / (2.0 * 3 * 64 * 64);
+  EXPECT_DOUBLE_EQ(dt_max_of(cfg), dt_max);
+  EXPECT_EQ(cfg.steps, static_cast<std::int64_t>(std::ceil(0.01 / (0.9 * dt_max))));
+  EXPECT_EQ(cfg.steps, 274);
+  EXPECT_NEAR(cfg.dt * static_cast<double>(cfg.steps), 0.01, 1e-15);
+  EXPECT_EQ(cfg.end_time, 0.01);
+  EXPECT_LE(cfg.dt, 0.9 * dt_max);
+  EXPECT_TRUE(cfg.dt_auto);
+}
+
+TEST(DeckTime, ExplicitDt) {
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n"
+      "time: {end: 0.001, dt: 0.0003}\n");
+  EXPECT_FALSE(cfg.dt_auto);
+  EXPECT_EQ(cfg.steps, 4);  // ceil(0.001 / 0.0003)
+  EXPECT_DOUBLE_EQ(cfg.dt, 0.00025);
+  EXPECT_NEAR(cfg.dt * cfg.steps, cfg.end_time, 1e-15);
+}
+
+TEST(DeckTime, ExactMultipleIsNotRoundedUp) {
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n"
+      "time: {end: 0.001, dt: 0.0001}\n");
+  EXPECT_EQ(cfg.steps, 10);
+  EXPECT_NEAR(cfg.dt, 0.0001, 1e-18);
+}
+
+TEST(DeckTime, DtEqualToLimitIsAccepted) {
+  // 2D, h = 0.1, alpha = 1: dt_max = 1 / (2 * (100 + 100)) = 0.0025.
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n"
+      "time: {steps: 4, dt: 0.0025}\n");
+  EXPECT_EQ(cfg.steps, 4);
+  EXPECT_DOUBLE_EQ(cfg.end_time, 0.01);
+}
+
+TEST(DeckTime, StepsGiveEnd) {
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n"
+      "time: {steps: 7, safety: 0.5}\n");
+  EXPECT_EQ(cfg.steps, 7);
+  EXPECT_DOUBLE_EQ(cfg.dt, 0.5 * 0.0025);
+  EXPECT_DOUBLE_EQ(cfg.end_time, 7 * 0.5 * 0.0025);
+}
+
+TEST(DeckTime, ZeroStepsAndZeroEndAreAllowed) {
+  const std::string head =
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n";
+  const Config by_steps = parse(head + "time: {steps: 0}\n");
+  EXPECT_EQ(by_steps.steps, 0);
+  EXPECT_EQ(by_steps.end_time, 0.0);
+  const Config by_end = parse(head + "time: {end: 0}\n");
+  EXPECT_EQ(by_end.steps, 0);
+  EXPECT_GT(by_end.dt, 0.0);
+}
+
+TEST(DeckTime, DiffusivityAndAnisotropicSpacingEnterTheLimit) {
+  const Config cfg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 3}\n"
+      "grid: {cells: [10, 20, 40], length: [1, 1, 2]}\nmaterial: {diffusivity: 0.5}\n"
+      "time: {end: 0.1}\n");
+  const double limit = 1.0 / (2 * 0.5 * (100.0 + 400.0 + 400.0));
+  EXPECT_DOUBLE_EQ(dt_max_of(cfg), limit);
+  EXPECT_LE(cfg.dt, 0.9 * limit * (1 + 1e-12));
+  EXPECT_NEAR(cfg.dt * cfg.steps, 0.1, 1e-14);
+}
+
+TEST(DeckTime, TooLargeDtMessageGivesBothNumbersAndFormula) {
+  const DeckError e = parse_error(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [10, 10]}\n"
+      "time: {end: 0.1, dt: 0.003}\n");
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.column(), 22);
+  EXPECT_NE(e.message().find("0.003"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("dt_max = 0.0025"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("1/(2*alpha*sum_d 1/h_d^2)"), std::string::npos) << e.what();
+}
+
+// ---- Bad decks ------------------------------------------------------------------------------
+
+struct BadDeck {
+  const char* label;
+  std::string text;
+  const char* fragment;  // expected in the message
+  int line;
+  int column;  // 0: not checked
+};
+
+std::ostream& operator<<(std::ostream& os, const BadDeck& b) {
+  return os << b.label;
+}
+
+class BadDeckTest : public ::testing::TestWithParam<BadDeck> {};
+
+TEST_P(BadDeckTest, IsRejectedAtTheRightPlace) {
+  const BadDeck& b = GetParam();
+  const DeckError e = parse_error(b.text);
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_NE(e.message().find(b.fragment), std::string::npos)
+      << "message: " << e.message() << "\nexpected fragment: " << b.fragment;
+  EXPECT_EQ(e.line(), b.line) << e.what();
+  if (b.column > 0) {
+    EXPECT_EQ(e.column(), b.column) << e.what();
+  }
+  const std::string prefix = "test.yaml:" + std::to_string(e.line()) + ":";
+  EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+}
+
+const std::string k2DHead = "name: t\nproblem: {type: heat, dimensions: 2}\n";
+
+const BadDeck kBadDecks[] = {
+    {"unknown_root_key", kBase + "materail: {diffusivity: 1}\n",
+     "unknown key 'materail' in the deck (did you mean 'material'?)", 5, 1},
+    {"unknown_section_key", kBase + "material: {difusivity: 2}\n",
+     "unknown key 'difusivity' in 'material' (did you mean 'diffusivity'?)", 5, 12},
+    {"cells_not_integer",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, abc, 8]}\n"
+     "time: {end: 1}\n",
+     "grid.cells[1]: expected a positive integer, got 'abc'", 3, 19},
+    {"cells_fractional",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 2.5]}\n"
+     "time: {end: 1}\n",
+     "grid.cells[2]: expected a positive integer, got '2.5'", 3, 22},
+    {"cells_zero",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [0, 8, 8]}\n"
+     "time: {end: 1}\n",
+     "expected a positive integer, got '0'", 3, 16},
+    {"missing_name", "problem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n",
+     "missing required key 'name'", 1, 1},
+    {"missing_cells",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {length: [1, 1, 1]}\n"
+     "time: {end: 1}\n",
+     "missing required key 'grid.cells'", 3, 7},
+    {"missing_problem_type", "name: t\nproblem:\n  dimensions: 3\ngrid: {cells: [8, 8, 8]}\n",
+     "missing required key 'problem.type'", 3, 3},
+    {"missing_time_for_heat",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n",
+     "missing required key 'time'", 1, 1},
+    {"cells_count_mismatch",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8]}\ntime: {end: 1}\n",
+     "grid.cells: expected 3 entries", 3, 15},
+    {"too_many_cells",
+     "name: t\nproblem: {type: heat, dimensions: 3}\n"
+     "grid: {cells: [100000, 100000, 100000]}\ntime: {end: 1}\n",
+     "is too large", 3, 15},
+    {"zero_length",
+     "name: t\nproblem: {type: heat, dimensions: 3}\n"
+     "grid: {cells: [8, 8, 8], length: [1, 0, 1]}\ntime: {end: 1}\n",
+     "grid.length[1]: must be positive, got 0", 3, 38},
+    {"negative_diffusivity", kBase + "material: {diffusivity: -1}\n",
+     "material.diffusivity: must be positive", 5, 25},
+    {"nan_diffusivity", kBase + "material: {diffusivity: .nan}\n",
+     "material.diffusivity: expected a finite number, got '.nan'", 5, 25},
+    {"inf_origin",
+     "name: t\nproblem: {type: heat, dimensions: 3}\n"
+     "grid: {cells: [8, 8, 8], origin: [0, -.inf, 0]}\ntime: {end: 1}\n",
+     "expected a finite number, got '-.inf'", 3, 38},
+    {"quoted_number", kBase + "material: {diffusivity: \"2\"}\n",
+     "expected a number, got the quoted string \"2\"", 5, 25},
+    {"zero_tolerance", kBase + "solver: {tolerance: 0}\n", "solver.tolerance: must be positive", 5,
+     21},
+    {"bad_problem_type",
+     "name: t\nproblem: {type: wave, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n",
+     "problem.type: unknown value 'wave'; valid values: heat, poisson", 2, 17},
+    {"four_dimensions", "name: t\nproblem: {type: heat, dimensions: 4}\ngrid: {cells: [8, 8, 8]}\n",
+     "problem.dimensions: expected 2 or 3, got 4", 2, 35},
+    {"periodic_one_side", kBase + "boundary: {x-: {type: periodic}}\n",
+     "periodic must be set on both x- and x+, but x+ is dirichlet", 5, 16},
+    {"periodic_all_but_one", kBase + "boundary: {all: {type: periodic}, y+: {type: dirichlet}}\n",
+     "boundary.y-: periodic must be set on both y- and y+", 5, 17},
+    {"z_face_in_2d",
+     k2DHead + "grid: {cells: [8, 8]}\ntime: {end: 1}\nboundary: {z-: {type: dirichlet}}\n",
+     "boundary.z-: a 2D problem has no z faces", 5, 12},
+    {"face_key_for_wrong_type", kBase + "boundary: {all: {type: neumann, value: 1}}\n",
+     "unknown key 'value' in 'boundary.all'; valid keys: type, flux", 5, 33},
+    {"unknown_face", kBase + "boundary: {x_: {type: neumann}}\n",
+     "unknown key 'x_' in 'boundary' (did you mean 'x-'?)", 5, 12},
+    {"dt_too_large",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, dt: 0.01}\n",
+     "time.dt: 0.01 exceeds the stability limit dt_max = 0.00260417", 4, 20},
+    {"end_and_steps",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, steps: 10}\n",
+     "give either 'end' or 'steps', not both", 4, 16},
+    {"neither_end_nor_steps",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {dt: auto}\n",
+     "missing required key 'time.end' (or 'time.steps')", 4, 7},
+    {"negative_steps",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {steps: -3}\n",
+     "time.steps: expected a non-negative integer, got '-3'", 4, 15},
+    {"safety_above_one",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, safety: 1.5}\n",
+     "time.safety: must be in (0, 1], got 1.5", 4, 24},
+    {"unknown_kernel", kBase + "execution: {kernel: fast}\n",
+     "execution.kernel: unknown value 'fast'; valid values: auto, naive, shared", 5, 21},
+    {"misspelt_kernel", kBase + "execution: {kernel: nondivergant}\n",
+     "(did you mean 'nondivergent'?)", 5, 21},
+    {"bad_walltime", kBase + "execution: {walltime: \"1:30\"}\n",
+     "execution.walltime: expected a duration \"HH:MM:SS\"", 5, 23},
+    {"walltime_minutes_over_59", kBase + "execution: {walltime: \"01:75:00\"}\n",
+     "expected a duration \"HH:MM:SS\"", 5, 23},
+    {"dt_word",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, dt: automatic}\n",
+     "time.dt: expected 'auto' or a positive number, got 'automatic'", 4, 20},
+    {"block_word", kBase + "execution: {block: big}\n",
+     "execution.block: expected 'auto' or a list of 3 positive integers, got 'big'", 5, 20},
+    {"zero_time_block", kBase + "execution: {time_block: 0}\n",
+     "execution.time_block: expected a positive integer, got '0'", 5, 25},
+    {"decomposition_count", kBase + "execution: {decomposition: [2, 2]}\n",
+     "execution.decomposition: expected 3 entries", 5, 28},
+    {"bad_bool", kBase + "execution: {overlap: maybe}\n",
+     "execution.overlap: expected true or false, got 'maybe'", 5, 22},
+    {"unknown_backend", kBase + "execution: {backend: gpu}\n", "valid values: auto, cpu, cuda", 5,
+     22},
+    {"unknown_format", kBase + "output: {formats: [hdf5, csv]}\n",
+     "output.formats[1]: unknown value 'csv'; valid values: hdf5, vtk", 5, 26},
+    {"duplicate_format", kBase + "output: {formats: [vtk, vtk]}\n",
+     "output.formats[1]: 'vtk' is listed twice", 5, 25},
+    {"formats_not_list", kBase + "output: {formats: hdf5}\n",
+     "output.formats: expected a list, got 'hdf5'", 5, 19},
+    {"negative_every", kBase + "output: {every: -1}\n",
+     "output.every: expected a non-negative integer", 5, 17},
+    {"initial_none", kBase + "initial: {type: none}\n",
+     "initial.type: unknown value 'none'; valid values: uniform, gaussian, box, sine", 5, 17},
+    {"gaussian_missing_center", kBase + "initial: {type: gaussian, amplitude: 1, width: 0.1}\n",
+     "missing required key 'initial.center'", 5, 10},
+    {"gaussian_zero_width",
+     kBase + "source: {type: gaussian, amplitude: 1, center: [0, 0, 0], width: 0}\n",
+     "source.width: must be positive", 5, 66},
+    {"key_for_other_shape", kBase + "initial: {type: uniform, amplitude: 1}\n",
+     "unknown key 'amplitude' in 'initial'; valid keys: type, value", 5, 26},
+    {"inverted_box",
+     kBase + "initial: {type: box, value: 1, lower: [0.5, 0, 0], upper: [0.2, 1, 1]}\n",
+     "initial.upper: upper corner must exceed the lower one on every axis", 5, 60},
+    {"center_count",
+     k2DHead + "grid: {cells: [8, 8]}\ntime: {end: 1}\n"
+               "source: {type: gaussian, amplitude: 1, center: [0, 0, 0], width: 1}\n",
+     "source.center: expected 2 entries", 5, 48},
+    {"damping_above_one", kBase + "solver: {anderson: {depth: 3, damping: 2}}\n",
+     "solver.anderson.damping: must be in (0, 1], got 2", 5, 40},
+    {"unknown_method", kBase + "solver: {method: gauss-seidel}\n",
+     "solver.method: unknown value 'gauss-seidel'; valid values: jacobi, anderson", 5, 18},
+    {"duplicate_key", kBase + "name: u\n", "duplicate key 'name' (first given at line 1)", 5, 1},
+    {"section_not_a_map", kBase + "material: 3\n", "material: expected a mapping, got '3'", 5, 11},
+    {"deck_not_a_map", "- a\n- b\n", "the deck: expected a mapping of sections, got a list", 1, 1},
+    {"bad_name", "name: a/b\nproblem: {type: heat, dimensions: 3}\n",
+     "name: 'a/b' may contain only letters", 1, 7},
+    {"empty_value", kBase + "material: {diffusivity: }\n",
+     "material.diffusivity: expected a number, got an empty value", 5, 12},
+    {"yaml_syntax_error", "name: t\nproblem: {type: heat\ngrid: [\n", "end of map flow not found",
+     3, 5},
+    {"empty_block_value", kBase + "material:\n  diffusivity:\nsource: {type: none}\n",
+     "material.diffusivity: expected a number, got an empty value", 6, 3},
+    {"empty_section_missing_type", kBase + "initial:\n", "missing required key 'initial.type'", 5,
+     1},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),
+                         [](const ::testing::TestParamInfo<BadDeck>& info) {
+                           return std::string(info.param.label);
+                         });
+
+TEST(Deck, YamlSyntaxErrorBecomesDeckError) {
+  const DeckError e = parse_error("name: t\nproblem: {type: heat, dimensions: 3\n  grid: [1\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_GE(e.line(), 2);
+  EXPECT_GE(e.column(), 1);
+  EXPECT_FALSE(e.message().empty());
+}
+
+TEST(Deck, MissingFileNamesThePath) {
+  const std::string path = "/nonexistent/dir/deck.yaml";
+  try {
+    load_deck(path);
+    FAIL() << "missing file accepted";
+  } catch (const DeckError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 0);
+    EXPECT_EQ(e.column(), 0);
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": cannot read deck", 0), 0u) << e.what();
+  }
+}
+
+TEST(Deck, DirectoryIsNotADeck) {
+  try {
+    load_deck(HEATSOLVE_SOURCE_DIR);
+    FAIL() << "directory accepted";
+  } catch (const DeckError& e) {
+    EXPECT_NE(e.message().find("cannot read deck"), std::string::npos);
+  }
+}
+
+TEST(Deck, DidYouMeanOnlyForCloseKeys) {
+  const DeckError close =
+      parse_error("name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cels: [8, 8, 8]}\n");
+  EXPECT_NE(close.message().find("(did you mean 'cells'?)"), std::string::npos) << close.what();
+  const DeckError far = parse_error(kBase + "output: {zzzzzzzz: 1}\n");
+  EXPECT_EQ(far.message().find("did you mean"), std::string::npos) << far.what();
+  EXPECT_NE(far.message().find("valid keys: directory, every, formats"), std::string::npos);
+}
+
+TEST(Deck, ErrorWhatFormat) {
+  EXPECT_STREQ(DeckError("a.yaml", 3, 7, "bad").what(), "a.yaml:3:7: bad");
+  EXPECT_STREQ(DeckError("a.yaml", 0, 0, "gone").what(), "a.yaml: gone");
+}
+
+// ---- --set overrides ------------------------------------------------------------------------
+
+TEST(DeckOverride, ContractExamples) {
+  const Config cfg =
+      parse(kBase, {"grid.cells=[32,32,32]", "time.end=0.1", "output.directory=out/run7",
+                    "execution.backend=cpu", "boundary.x-.type=neumann"});
+  EXPECT_EQ(cfg.cells, (std::array<int, 3>{32, 32, 32}));
+  EXPECT_EQ(cfg.end_time, 0.1);
+  EXPECT_NEAR(cfg.dt * cfg.steps, 0.1, 1e-14);
+  EXPECT_EQ(cfg.output_directory, "out/run7");
+  EXPECT_EQ(cfg.backend, BackendKind::Cpu);
+  EXPECT_EQ(cfg.boundary[0].type, BoundaryType::Neumann);
+  EXPECT_EQ(cfg.boundary[0].value, 0.0);
+  EXPECT_EQ(cfg.boundary[1].type, BoundaryType::Dirichlet);
+  // The echo shows the deck after overrides.
+  EXPECT_EQ(cfg.deck["grid"]["cells"], nlohmann::json({32, 32, 32}));
+  EXPECT_EQ(cfg.deck["output"]["directory"], "out/run7");
+  EXPECT_EQ(cfg.deck["boundary"]["x-"]["type"], "neumann");
+  EXPECT_EQ(cfg.deck["time"]["end"], 0.1);
+}
+
+TEST(DeckOverride, LaterOverridesWin) {
+  const Config cfg = parse(kBase, {"material.diffusivity=2", "material.diffusivity=0.5"});
+  EXPECT_EQ(cfg.diffusivity, 0.5);
+}
+
+TEST(DeckOverride, EmptyValueRemovesKey) {
+  const Config cfg = parse(kBase, {"time.end=", "time.steps=10"});
+  EXPECT_EQ(cfg.steps, 10);
+  EXPECT_FALSE(cfg.deck["time"].contains("end"));
+}
+
+TEST(DeckOverride, ValueIsYaml) {
+  const Config cfg = parse(kBase, {"initial={type: sine, amplitude: 2}", "output.formats=[]"});
+  EXPECT_EQ(cfg.initial.type, ShapeType::Sine);
+  EXPECT_EQ(cfg.initial.amplitude, 2.0);
+  EXPECT_TRUE(cfg.formats.empty());
+}
+
+TEST(DeckOverride, BadValueIsReportedAgainstTheOverride) {
+  const DeckError e = parse_error(kBase, {"time.end=0.1", "grid.cells=[8, abc, 8]"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.line(), 2);     // the second override
+  EXPECT_EQ(e.column(), 16);  // 'abc' in "grid.cells=[8, abc, 8]"
+  EXPECT_NE(e.message().find("grid.cells[1]: expected a positive integer, got 'abc'"),
+            std::string::npos);
+  EXPECT_NE(e.message().find("(in --set grid.cells=[8, abc, 8])"), std::string::npos);
+  EXPECT_EQ(std::string(e.what()).rfind("--set:2:16: ", 0), 0u) << e.what();
+}
+
+TEST(DeckOverride, UnknownKeyFromOverride) {
+  const DeckError e = parse_error(kBase, {"grid.cels=[8,8,8]"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.column(), 6);
+  EXPECT_NE(e.message().find("did you mean 'cells'"), std::string::npos) << e.what();
+}
+
+TEST(DeckOverride, YamlErrorInValue) {
+  const DeckError e = parse_error(kBase, {"grid.cells=[8, 8"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_GE(e.column(), 12);
+}
+
+TEST(DeckOverride, MalformedOverrides) {
+  EXPECT_NE(parse_error(kBase, {"time.end"}).message().find("expected key.path=value"),
+            std::string::npos);
+  const DeckError empty_part = parse_error(kBase, {"time..end=1"});
+  EXPECT_EQ(empty_part.column(), 6);
+  EXPECT_NE(empty_part.message().find("empty key"), std::string::npos);
+  const DeckError into_scalar = parse_error(kBase, {"name.first=x"});
+  EXPECT_NE(into_scalar.message().find("cannot set a key inside 'name'"), std::string::npos)
+      << into_scalar.what();
+}
+
+TEST(DeckOverride, OverridesApplyToEmptyDeck) {
+  const Config cfg =
+      parse("", {"name=from_set", "problem={type: poisson, dimensions: 2}", "grid.cells=[4, 4]"});
+  EXPECT_EQ(cfg.name, "from_set");
+  EXPECT_EQ(cfg.cells[1], 4);
+}
+
+}  // namespace
+}  // namespace heatsolve
