@@ -35,9 +35,9 @@ class Array {
 };
 
 struct BackendOptions {
-  std::string kernel = "auto";      // stencil variant name (CUDA); "auto" times candidates
+  std::string kernel = "auto";        // stencil variant name (CUDA); "auto" times candidates
   std::array<int, 3> block{0, 0, 0};  // optional thread-block shape; 0 = variant default
-  int device = -1;                  // CUDA device; -1 = current
+  int device = -1;                    // CUDA device; -1 = current
 };
 
 template <typename T>
@@ -46,6 +46,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;         // "cpu" | "cuda"
   virtual std::string description() const = 0;  // device name, thread count
+  // Zero-filled on return, so padded buffers start with defined ghosts.
   virtual std::unique_ptr<Array<T>> allocate(std::size_t n) = 0;
 
   // Chooses the stencil variant for this grid (CUDA auto-tuning times candidates here) and
@@ -64,8 +65,64 @@ class Backend {
   // Of the Poisson residual r = f + lap u (f may be null); ghosts of u must be filled.
   virtual double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) = 0;
 
+  // Anderson acceleration support.
+  // out = sum_j coeffs[j] * in[j] over interior cells (ghosts of out untouched).
+  virtual void combine(T* out, const T* const* in, const double* coeffs, int count,
+                       const GridDesc& g) {
+    (void)out, (void)in, (void)coeffs, (void)count, (void)g;
+    throw BackendError("combine() is not implemented by backend " + name());
+  }
+  // C (na x nb, row-major, on the host) = A^T B for column blocks: column j of A starts at
+  // A + j*ld and has n elements (same for B). Accumulated in double.
+  virtual void gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
+                    double* c_host) {
+    (void)a, (void)na, (void)b, (void)nb, (void)ld, (void)n, (void)c_host;
+    throw BackendError("gram() is not implemented by backend " + name());
+  }
+
   virtual void synchronize() {}
+
+  // ---- Halo packing (MPI domain decomposition) -------------------------------------------
+  // Faces are numbered 0..5 = x-, x+, y-, y+, z-, z+ (a 2D grid has faces 0..3). A face
+  // buffer holds face_cells(g, face) values in the backend's memory space (device memory when
+  // device_memory() is true), ordered with the lower remaining axis fastest: x faces (j, k)
+  // with j fastest, y faces (i, k) with i fastest, z faces (i, j) with i fastest.
+  // pack_face copies the interior layer adjacent to `face` (i == 0 for x-, i == nx-1 for
+  // x+, ...) into `buffer`; unpack_face writes `buffer` into the ghost layer of `face`
+  // (i == -1 for x-, i == nx for x+, ...). Only the face's interior extent is touched (no
+  // edges or corners: the stencils are 7-point). Both may run asynchronously on a device
+  // backend; synchronize() before the host or MPI reads a packed buffer. The defaults throw
+  // BackendError: a backend that can run decomposed overrides both.
+  virtual void pack_face(const T* u, const GridDesc& g, int face, T* buffer) {
+    (void)u, (void)g, (void)face, (void)buffer;
+    throw BackendError("backend '" + name() + "' does not implement halo packing (pack_face)");
+  }
+  virtual void unpack_face(T* u, const GridDesc& g, int face, const T* buffer) {
+    (void)u, (void)g, (void)face, (void)buffer;
+    throw BackendError("backend '" + name() + "' does not implement halo unpacking (unpack_face)");
+  }
+  // True when Arrays and the pointers handed to the kernels live in device memory (CUDA):
+  // then MPI needs CUDA-aware support or host staging for halo buffers.
+  virtual bool device_memory() const { return false; }
 };
+
+// Cells in one face layer of g (the size of a pack_face buffer); 0 for z faces of a 2D grid.
+inline std::size_t face_cells(const GridDesc& g, int face) {
+  const std::size_t nz = g.dims == 3 ? std::size_t(g.nz) : 1;
+  switch (face) {
+    case 0:
+    case 1:
+      return std::size_t(g.ny) * nz;
+    case 2:
+    case 3:
+      return std::size_t(g.nx) * nz;
+    case 4:
+    case 5:
+      return g.dims == 3 ? std::size_t(g.nx) * std::size_t(g.ny) : 0;
+    default:
+      return 0;
+  }
+}
 
 // True when a CUDA device can be used by this build on this machine.
 bool cuda_device_available();

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "solvers/least_squares.hpp"
+
 namespace heatsolve {
 
 namespace {
@@ -154,13 +156,26 @@ RunResult Simulation<T>::run_heat() {
   return r;
 }
 
+// Relative Poisson residual ||f + lap u|| / ||f|| of u (ghosts refilled here), or, when
+// f = 0, the relative update ||u - previous|| / ||u||.
+template <typename T>
+double Simulation<T>::poisson_residual(T* u, const T* f, double f_norm, const T* previous) {
+  if (f_norm == 0.0) {
+    const double du = norm2(backend_->reduce_diff(u, previous, g_, ReduceOp::SumSquares));
+    const double un = norm2(backend_->reduce(u, g_, ReduceOp::SumSquares));
+    return un > 0 ? du / un : du;
+  }
+  fill_ghosts(u);
+  return norm2(backend_->reduce_residual(u, f, g_, ReduceOp::SumSquares)) / f_norm;
+}
+
 template <typename T>
 RunResult Simulation<T>::run_poisson() {
+  if (cfg_.method == SolverMethod::Anderson) return run_anderson();
   RunResult r = base_result();
   const StencilCoeffs<T> c = jacobi_coeffs<T>(g_);
   const T* f = f_ ? f_->data() : nullptr;
   const double f_norm = f ? norm2(backend_->reduce(f, g_, ReduceOp::SumSquares)) : 0.0;
-  const bool use_update_norm = f_norm == 0.0;  // f = 0: relative update norm instead
   write_output(0, 0.0);
   double residual = std::numeric_limits<double>::infinity();
   std::int64_t it = 0;
@@ -170,16 +185,7 @@ RunResult Simulation<T>::run_poisson() {
     backend_->stencil(u_->data(), v_->data(), f, g_, c);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
-      if (use_update_norm) {
-        const double du =
-            norm2(backend_->reduce_diff(v_->data(), u_->data(), g_, ReduceOp::SumSquares));
-        const double vn = norm2(backend_->reduce(v_->data(), g_, ReduceOp::SumSquares));
-        residual = vn > 0 ? du / vn : du;
-      } else {
-        fill_ghosts(v_->data());
-        residual =
-            norm2(backend_->reduce_residual(v_->data(), f, g_, ReduceOp::SumSquares)) / f_norm;
-      }
+      residual = poisson_residual(v_->data(), f, f_norm, u_->data());
       history_.emplace_back(it, residual);
       r.converged = residual <= cfg_.tolerance;
     }
@@ -193,6 +199,97 @@ RunResult Simulation<T>::run_poisson() {
   if (it > 0) write_output(it, double(it));
   r.steps = it;
   r.final_time = 0;
+  r.final_residual = residual;
+  return r;
+}
+
+// Anderson-accelerated Jacobi (Walker & Ni's type II mixing with depth m and damping beta):
+//   x+ = beta g + (1-beta) x - sum_j gamma_j (dG_j - (1-beta) dF_j),
+// where g = Jacobi(x), f = g - x, dF/dG the last m differences of f/g, and gamma minimises
+// ||f - dF gamma|| (regularised normal equations of the (m+1)x(m+1) Gram matrix of
+// [dF, f], computed in one tall-skinny product).
+template <typename T>
+RunResult Simulation<T>::run_anderson() {
+  RunResult r = base_result();
+  const int m = std::max(1, cfg_.anderson_depth);
+  const double beta = cfg_.anderson_damping;
+  const StencilCoeffs<T> c = jacobi_coeffs<T>(g_);
+  const T* f = f_ ? f_->data() : nullptr;
+  const double f_norm = f ? norm2(backend_->reduce(f, g_, ReduceOp::SumSquares)) : 0.0;
+  const std::size_t P = g_.padded_size();
+  // Columns 0..m-1: dF ring; column m: the current f. Ghost cells stay zero, so products
+  // over the padded length equal products over the interior.
+  auto F = backend_->allocate((m + 1) * P);
+  auto G = backend_->allocate(m * P);
+  auto g_prev = backend_->allocate(P);
+  T* const Fm = F->data() + m * P;
+  std::vector<double> gram((m + 1) * (m + 1)), gamma;
+  std::vector<const T*> inputs;
+  std::vector<double> coeffs;
+
+  write_output(0, 0.0);
+  double residual = std::numeric_limits<double>::infinity();
+  std::int64_t it = 0;
+  const int check = std::max(1, cfg_.check_every);
+  while (it < cfg_.max_iterations) {
+    T* x = u_->data();
+    T* gx = v_->data();
+    fill_ghosts(x);
+    backend_->stencil(x, gx, f, g_, c);
+    if (it > 0) {  // new differences into ring slot (it-1) % m, before f and g_prev move on
+      T* dF = F->data() + ((it - 1) % m) * P;
+      T* dG = G->data() + ((it - 1) % m) * P;
+      const T* in_f[] = {gx, x, Fm};
+      const double c_f[] = {1.0, -1.0, -1.0};
+      backend_->combine(dF, in_f, c_f, 3, g_);
+      const T* in_g[] = {gx, g_prev->data()};
+      const double c_g[] = {1.0, -1.0};
+      backend_->combine(dG, in_g, c_g, 2, g_);
+    }
+    {
+      const T* in[] = {gx, x};
+      const double cf[] = {1.0, -1.0};
+      backend_->combine(Fm, in, cf, 2, g_);
+      g_prev->copy_from(*v_);
+    }
+    const int mk = int(std::min<std::int64_t>(m, it));
+    inputs.assign({gx, x});
+    coeffs.assign({beta, 1.0 - beta});
+    if (mk > 0) {
+      backend_->gram(F->data(), m + 1, F->data(), m + 1, P, P, gram.data());
+      for (double& v : gram) v = global_reduce(v, ReduceOp::Sum);
+      gamma = solve_anderson_least_squares(gram, m + 1, mk);
+      for (int j = 0; j < mk; ++j) {
+        inputs.push_back(G->data() + j * P);
+        coeffs.push_back(-gamma[j]);
+        if (beta != 1.0) {
+          inputs.push_back(F->data() + j * P);
+          coeffs.push_back((1.0 - beta) * gamma[j]);
+        }
+      }
+    }
+    // Pointwise, so mixing in place into x's buffer is safe.
+    backend_->combine(x, inputs.data(), coeffs.data(), int(inputs.size()), g_);
+    ++it;
+    if (it % check == 0 || it == cfg_.max_iterations) {
+      if (f_norm == 0.0) {  // relative update of the plain Jacobi step, ||g - x|| / ||g||
+        const double fn = norm2(backend_->reduce(Fm, g_, ReduceOp::SumSquares));
+        const double gn = norm2(backend_->reduce(gx, g_, ReduceOp::SumSquares));
+        residual = gn > 0 ? fn / gn : fn;
+      } else {
+        residual = poisson_residual(x, f, f_norm, nullptr);
+      }
+      history_.emplace_back(it, residual);
+      r.converged = residual <= cfg_.tolerance;
+    }
+    if (cfg_.output_every > 0 && it % cfg_.output_every == 0 && !r.converged &&
+        it < cfg_.max_iterations)
+      write_output(it, double(it));
+    report(it, cfg_.max_iterations, double(it), residual, r.converged);
+    if (r.converged) break;
+  }
+  if (it > 0) write_output(it, double(it));
+  r.steps = it;
   r.final_residual = residual;
   return r;
 }

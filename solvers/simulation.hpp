@@ -20,6 +20,8 @@ class Simulation {
  private:
   RunResult run_heat();
   RunResult run_poisson();
+  RunResult run_anderson();
+  double poisson_residual(T* u, const T* f, double f_norm, const T* previous);
   void fill_ghosts(T* u);  // halo exchange, then physical boundaries
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;

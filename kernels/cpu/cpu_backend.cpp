@@ -109,6 +109,59 @@ void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const Stenci
 
 namespace {
 
+// Calls fn(padded_index, buffer_index) for every cell of the layer `layer` (an index along the
+// face's normal axis, -1..n) over the face's interior extent, in face-buffer order.
+template <typename Fn>
+void for_face_layer(const GridDesc& g, int face, int layer, Fn fn) {
+  if (face < 0 || face >= 2 * g.dims)
+    throw std::invalid_argument("halo face " + std::to_string(face) + " out of range for a " +
+                                std::to_string(g.dims) + "D grid");
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const int axis = face / 2;
+  // (fast, slow) extents of the face; rows of the slow axis are independent.
+  const int n_fast = axis == 0 ? g.ny : g.nx;
+  const int n_slow = axis == 2 ? g.ny : nz;
+  const std::int64_t cells = std::int64_t(n_fast) * n_slow;
+#pragma omp parallel for schedule(static) if (cells > 65536)
+  for (int s = 0; s < n_slow; ++s)
+    for (int f = 0; f < n_fast; ++f) {
+      std::int64_t idx = 0;
+      switch (axis) {
+        case 0:
+          idx = g.index(layer, f, g.dims == 3 ? s : 0);
+          break;
+        case 1:
+          idx = g.index(f, layer, g.dims == 3 ? s : 0);
+          break;
+        default:
+          idx = g.index(f, s, layer);
+          break;
+      }
+      fn(idx, std::int64_t(s) * n_fast + f);
+    }
+}
+
+int face_extent(const GridDesc& g, int face) {
+  const int axis = face / 2;
+  return axis == 0 ? g.nx : axis == 1 ? g.ny : g.nz;
+}
+
+}  // namespace
+
+template <typename T>
+void cpu_pack_face(const T* u, const GridDesc& g, int face, T* buffer) {
+  const int layer = face % 2 == 0 ? 0 : face_extent(g, face) - 1;
+  for_face_layer(g, face, layer, [=](std::int64_t i, std::int64_t b) { buffer[b] = u[i]; });
+}
+
+template <typename T>
+void cpu_unpack_face(T* u, const GridDesc& g, int face, const T* buffer) {
+  const int layer = face % 2 == 0 ? -1 : face_extent(g, face);
+  for_face_layer(g, face, layer, [=](std::int64_t i, std::int64_t b) { u[i] = buffer[b]; });
+}
+
+namespace {
+
 // Reduces op(value(i,j,k)) over the interior in double. Per-row partials combined in a
 // fixed order so the result does not depend on the thread count.
 template <typename T, typename Value>
@@ -174,11 +227,55 @@ double CpuBackend<T>::reduce_residual(const T* u, const T* f, const GridDesc& g,
   });
 }
 
+template <typename T>
+void CpuBackend<T>::combine(T* out, const T* const* in, const double* coeffs, int count,
+                            const GridDesc& g) {
+  const int nz = g.dims == 3 ? g.nz : 1;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j) {
+      const std::int64_t row = g.index(0, j, g.dims == 3 ? k : 0);
+      for (int i = 0; i < g.nx; ++i) {
+        double acc = 0;
+        for (int c = 0; c < count; ++c) acc += coeffs[c] * double(in[c][row + i]);
+        out[row + i] = static_cast<T>(acc);
+      }
+    }
+}
+
+template <typename T>
+void CpuBackend<T>::gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
+                         double* c_host) {
+  // Fixed-size chunks summed in order: deterministic whatever the thread count.
+  constexpr std::size_t kChunk = 4096;
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  const std::size_t entries = std::size_t(na) * nb;
+  std::vector<double> partial(chunks * entries, 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t c = 0; c < chunks; ++c) {
+    double* p = partial.data() + c * entries;
+    const std::size_t end = std::min(n, (c + 1) * kChunk);
+    for (int r = 0; r < na; ++r)
+      for (int s = 0; s < nb; ++s) {
+        const T* ar = a + r * ld;
+        const T* bs = b + s * ld;
+        double acc = 0;
+        for (std::size_t i = c * kChunk; i < end; ++i) acc += double(ar[i]) * double(bs[i]);
+        p[r * nb + s] = acc;
+      }
+  }
+  for (std::size_t e = 0; e < entries; ++e) c_host[e] = 0;
+  for (std::size_t c = 0; c < chunks; ++c)
+    for (std::size_t e = 0; e < entries; ++e) c_host[e] += partial[c * entries + e];
+}
+
 #define HEATSOLVE_INSTANTIATE(T)                                                  \
   template class CpuArray<T>;                                                     \
   template class CpuBackend<T>;                                                   \
   template void cpu_apply_boundary<T>(T*, const GridDesc&, const BoundaryFaces&); \
-  template void cpu_stencil<T>(const T*, T*, const T*, const GridDesc&, const StencilCoeffs<T>&);
+  template void cpu_stencil<T>(const T*, T*, const T*, const GridDesc&, const StencilCoeffs<T>&); \
+  template void cpu_pack_face<T>(const T*, const GridDesc&, int, T*);                             \
+  template void cpu_unpack_face<T>(T*, const GridDesc&, int, const T*);
 HEATSOLVE_INSTANTIATE(float)
 HEATSOLVE_INSTANTIATE(double)
 #undef HEATSOLVE_INSTANTIATE

@@ -30,6 +30,12 @@ void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc);
 template <typename T>
 void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
 
+// Halo face packing on host memory (contract: Backend::pack_face / unpack_face).
+template <typename T>
+void cpu_pack_face(const T* u, const GridDesc& g, int face, T* buffer);
+template <typename T>
+void cpu_unpack_face(T* u, const GridDesc& g, int face, const T* buffer);
+
 template <typename T>
 class CpuBackend final : public Backend<T> {
  public:
@@ -46,9 +52,19 @@ class CpuBackend final : public Backend<T> {
                const StencilCoeffs<T>& c) override {
     cpu_stencil(u, out, f, g, c);
   }
+  void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {
+    cpu_pack_face(u, g, face, buffer);
+  }
+  void unpack_face(T* u, const GridDesc& g, int face, const T* buffer) override {
+    cpu_unpack_face(u, g, face, buffer);
+  }
   double reduce(const T* u, const GridDesc& g, ReduceOp op) override;
   double reduce_diff(const T* a, const T* b, const GridDesc& g, ReduceOp op) override;
   double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) override;
+  void combine(T* out, const T* const* in, const double* coeffs, int count,
+               const GridDesc& g) override;
+  void gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
+            double* c_host) override;
 };
 
 }  // namespace heatsolve

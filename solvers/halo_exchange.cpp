@@ -1,0 +1,257 @@
+#include "solvers/halo_exchange.hpp"
+
+#ifdef HEATSOLVE_HAVE_MPI
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/halo_pack.hpp"
+#endif
+
+namespace heatsolve {
+
+namespace {
+
+void check_mpi(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw std::runtime_error(fmt::format("halo exchange: {} failed: {}", what, std::string(msg, len)));
+  }
+}
+
+template <typename T>
+MPI_Datatype mpi_type() {
+  return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+bool mpi_alive() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+}  // namespace
+
+bool mpi_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  // Open MPI (and MPICH-derived libraries that copy the extension): built-in support is
+  // MPIX_CUDA_AWARE_SUPPORT, usable only when the run-time query agrees.
+  return MPIX_CUDA_AWARE_SUPPORT && MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+// ---- MpiRequests ------------------------------------------------------------------------
+
+MPI_Request* MpiRequests::add() {
+  requests_.push_back(MPI_REQUEST_NULL);
+  return &requests_.back();
+}
+
+void MpiRequests::wait_all() {
+  if (requests_.empty()) return;
+  const int rc =
+      MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    release();
+    check_mpi(rc, "MPI_Waitall");
+  }
+  requests_.clear();
+}
+
+void MpiRequests::release() noexcept {
+  if (requests_.empty()) return;
+  if (mpi_alive())
+    for (MPI_Request& r : requests_)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+  requests_.clear();
+}
+
+// ---- HostBuffer -------------------------------------------------------------------------
+
+template <typename T>
+HostBuffer<T>::HostBuffer(std::size_t n) : n_(n) {
+  if (n == 0) return;
+#ifdef HEATSOLVE_HAVE_CUDA
+  data_ = static_cast<T*>(cuda_pinned_alloc(n * sizeof(T)));
+  pinned_ = data_ != nullptr;
+#endif
+  if (!data_) data_ = new T[n];
+}
+
+template <typename T>
+HostBuffer<T>::HostBuffer(HostBuffer&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)),
+      n_(std::exchange(o.n_, 0)),
+      pinned_(std::exchange(o.pinned_, false)) {}
+
+template <typename T>
+HostBuffer<T>& HostBuffer<T>::operator=(HostBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data_ = std::exchange(o.data_, nullptr);
+    n_ = std::exchange(o.n_, 0);
+    pinned_ = std::exchange(o.pinned_, false);
+  }
+  return *this;
+}
+
+template <typename T>
+void HostBuffer<T>::reset() noexcept {
+#ifdef HEATSOLVE_HAVE_CUDA
+  if (pinned_) cuda_pinned_free(data_);
+#endif
+  if (!pinned_) delete[] data_;
+  data_ = nullptr;
+  n_ = 0;
+  pinned_ = false;
+}
+
+// ---- MpiHaloExchanger -------------------------------------------------------------------
+
+template <typename T>
+MpiHaloExchanger<T>::MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode)
+    : comm_(decomposition.comm()), g_(decomposition.domain().local), mode_(mode) {
+  for (int f = 0; f < 2 * g_.dims; ++f) {
+    if (decomposition.domain().faces[f].type != BoundaryType::Exchange) continue;
+    faces_[f].peer = decomposition.neighbour(f);
+    faces_[f].cells = face_cells(g_, f);
+  }
+}
+
+template <typename T>
+int MpiHaloExchanger<T>::active_faces() const {
+  int n = 0;
+  for (const Face& f : faces_) n += f.peer != MPI_PROC_NULL ? 1 : 0;
+  return n;
+}
+
+template <typename T>
+std::string MpiHaloExchanger<T>::transport() const {
+  switch (transport_) {
+    case Transport::Host:
+      return "host";
+    case Transport::Staged:
+      return "staged";
+    case Transport::CudaAware:
+      return "cuda-aware";
+    case Transport::None:
+      break;
+  }
+  return "none";
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
+  if (bound_ == &backend) return;
+  if (!requests_.empty())
+    throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
+  if (!backend.device_memory()) {
+    transport_ = Transport::Host;
+  } else if (mode_ == HaloMode::Staged) {
+    transport_ = Transport::Staged;
+  } else if (mpi_cuda_aware()) {
+    transport_ = Transport::CudaAware;
+  } else if (mode_ == HaloMode::CudaAware) {
+    throw std::runtime_error(
+        "execution.halo: cuda-aware requested but this MPI library is not CUDA-aware "
+        "(MPIX_Query_cuda_support() is false); use halo: staged or auto");
+  } else {
+    transport_ = Transport::Staged;
+  }
+  for (Face& f : faces_) {
+    if (f.peer == MPI_PROC_NULL) continue;
+    f.send = backend.allocate(f.cells);
+    f.recv = backend.allocate(f.cells);
+    if (transport_ == Transport::Staged) {
+      f.host_send = HostBuffer<T>(f.cells);
+      f.host_recv = HostBuffer<T>(f.cells);
+    } else {
+      f.host_send = HostBuffer<T>();
+      f.host_recv = HostBuffer<T>();
+    }
+  }
+  if (active_faces() == 0) transport_ = Transport::None;
+  bound_ = &backend;
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
+  if (in_flight_) throw std::logic_error("halo exchange: begin() twice without finish()");
+  setup(backend);
+  if (active_faces() == 0) return;
+  const bool staged = transport_ == Transport::Staged;
+  const MPI_Datatype type = mpi_type<T>();
+  // A ghost face g receives what the neighbour sent from its opposite face (g ^ 1); the tag
+  // is the sender's face, which keeps the two directions apart when both neighbours along an
+  // axis are the same rank (periodic axis over 2 ranks).
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    T* dst = staged ? face.host_recv.data() : face.recv->data();
+    check_mpi(MPI_Irecv(dst, int(face.cells), type, face.peer, f ^ 1, comm_, requests_.add()),
+              "MPI_Irecv");
+  }
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    backend.pack_face(u, g_, f, face.send->data());
+  }
+  if (transport_ != Transport::Host) backend.synchronize();  // packed before MPI reads them
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    const T* src = face.send->data();
+    if (staged) {
+      face.send->copy_to_host(face.host_send.data());
+      src = face.host_send.data();
+    }
+    check_mpi(MPI_Isend(src, int(face.cells), type, face.peer, f, comm_, requests_.add()),
+              "MPI_Isend");
+  }
+  in_flight_ = u;
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
+  if (active_faces() == 0) return;
+  if (in_flight_ != u) throw std::logic_error("halo exchange: finish() without matching begin()");
+  requests_.wait_all();
+  in_flight_ = nullptr;
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    if (transport_ == Transport::Staged) face.recv->copy_from_host(face.host_recv.data());
+    backend.unpack_face(u, g_, f, face.recv->data());
+  }
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::exchange(Backend<T>& backend, T* u) {
+  begin(backend, u);
+  finish(backend, u);
+}
+
+template class HostBuffer<float>;
+template class HostBuffer<double>;
+template class MpiHaloExchanger<float>;
+template class MpiHaloExchanger<double>;
+
+}  // namespace heatsolve
+
+#endif  // HEATSOLVE_HAVE_MPI
