@@ -1,0 +1,699 @@
+#include "io/hdf5_writer.hpp"
+
+#include <stdexcept>
+
+#ifdef HEATSOLVE_HAVE_HDF5
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "io/atomic_file.hpp"
+#include "io/hdf5_handle.hpp"
+
+namespace heatsolve {
+namespace {
+
+constexpr const char* kFormatName = "heatsolve-timeseries";
+constexpr int kFormatVersion = 1;
+constexpr const char* kFieldName = "temperature";
+
+std::string step_group(std::int64_t step) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "/steps/%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+// Shortest of %.15g / %.17g that reads back as the same double.
+std::string format_double(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+hid_t native_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  return std::is_same_v<T, float> ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+}
+
+hid_t stored_type(Precision p) {
+  return p == Precision::Float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+}
+
+int rank_of(const OutputGrid& g) {
+  return g.dims == 2 ? 2 : 3;
+}
+
+// File-order (z,y,x or y,x) extents of the whole grid and of a block.
+struct Hyperslab {
+  std::vector<hsize_t> global, offset, count;
+};
+
+Hyperslab hyperslab(const OutputGrid& g, const Block& b) {
+  Hyperslab h;
+  for (int a = rank_of(g) - 1; a >= 0; --a) {
+    h.global.push_back(static_cast<hsize_t>(g.cells[a]));
+    h.offset.push_back(static_cast<hsize_t>(b.offset[a]));
+    h.count.push_back(static_cast<hsize_t>(b.count[a]));
+  }
+  return h;
+}
+
+void check_grid(const OutputGrid& g, const std::string& file) {
+  bool ok = (g.dims == 2 || g.dims == 3) && (g.dims == 3 || g.cells[2] == 1);
+  for (int a = 0; a < 3; ++a) ok = ok && g.cells[a] > 0;
+  if (!ok) {
+    throw std::runtime_error("HDF5 writer '" + file + "': invalid grid (dims " +
+                             std::to_string(g.dims) + ", cells " + std::to_string(g.cells[0]) +
+                             "x" + std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]) +
+                             ")");
+  }
+}
+
+void check_block(const OutputGrid& g, const Block& b, const std::string& file) {
+  for (int a = 0; a < 3; ++a) {
+    if (b.offset[a] < 0 || b.count[a] < 0 ||
+        static_cast<long long>(b.offset[a]) + b.count[a] > g.cells[a]) {
+      throw std::runtime_error(
+          "HDF5 '" + file + "': block offset (" + std::to_string(b.offset[0]) + "," +
+          std::to_string(b.offset[1]) + "," + std::to_string(b.offset[2]) + ") count (" +
+          std::to_string(b.count[0]) + "," + std::to_string(b.count[1]) + "," +
+          std::to_string(b.count[2]) + ") outside the grid " + std::to_string(g.cells[0]) + "x" +
+          std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]));
+    }
+  }
+}
+
+// Creates (or overwrites) attribute `name` on `obj`: n == 0 scalar, else a 1-D array of n.
+void set_attribute(hid_t obj, const char* name, hid_t type, const void* data, hsize_t n,
+                   const std::string& where) {
+  const std::string what = std::string("attribute '") + name + "' on " + where;
+  htri_t exists = H5Aexists(obj, name);
+  if (exists < 0) h5::fail("query " + what);
+  h5::Attribute attr;
+  if (exists > 0) {
+    attr = h5::Attribute(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
+  } else {
+    h5::Dataspace space(n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr),
+                        "dataspace for " + what);
+    attr = h5::Attribute(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                         "create " + what);
+  }
+  h5::check(H5Awrite(attr.get(), type, data), "write " + what);
+}
+
+void set_string_attribute(hid_t obj, const char* name, const std::string& value,
+                          const std::string& where) {
+  h5::Datatype type(H5Tcopy(H5T_C_S1), std::string("string type for ") + name);
+  h5::check(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)),
+            std::string("string size for ") + name);
+  h5::Dataspace space(H5Screate(H5S_SCALAR), std::string("dataspace for ") + name);
+  h5::Attribute attr(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                     std::string("create attribute '") + name + "' on " + where);
+  h5::check(H5Awrite(attr.get(), type.get(), value.c_str()),
+            std::string("write attribute '") + name + "' on " + where);
+}
+
+// Reads attribute `name` (n values, converted to `type`) into `out`.
+void get_attribute(hid_t obj, const char* name, hid_t type, void* out, hsize_t n,
+                   const std::string& where) {
+  const std::string what = std::string("attribute '") + name + "' of " + where;
+  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
+  h5::Dataspace space(H5Aget_space(attr.get()), "dataspace of " + what);
+  hssize_t points = H5Sget_simple_extent_npoints(space.get());
+  if (points != static_cast<hssize_t>(std::max<hsize_t>(n, 1))) {
+    throw std::runtime_error("HDF5: " + what + " has " + std::to_string(points) +
+                             " values, expected " + std::to_string(std::max<hsize_t>(n, 1)));
+  }
+  h5::check(H5Aread(attr.get(), type, out), "read " + what);
+}
+
+void write_step_attributes(hid_t obj, std::int64_t step, double time, const std::string& where) {
+  set_attribute(obj, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
+  set_attribute(obj, "step", H5T_NATIVE_INT64, &step, 0, where);
+}
+
+// Selects `slab`'s block in a file dataspace and creates the matching memory dataspace.
+std::pair<h5::Dataspace, h5::Dataspace> select_block(hid_t dset, const Hyperslab& slab,
+                                                     const std::string& where) {
+  h5::Dataspace file_space(H5Dget_space(dset), "dataspace of " + where);
+  hsize_t n = 1;
+  for (hsize_t c : slab.count) n *= c;
+  hsize_t mem_n = std::max<hsize_t>(n, 1);
+  h5::Dataspace mem_space(H5Screate_simple(1, &mem_n, nullptr), "memory dataspace for " + where);
+  if (n == 0) {  // an empty block still takes part in collective calls
+    h5::check(H5Sselect_none(file_space.get()), "select none in " + where);
+    h5::check(H5Sselect_none(mem_space.get()), "select none in memory for " + where);
+  } else {
+    h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, slab.offset.data(), nullptr,
+                                  slab.count.data(), nullptr),
+              "select hyperslab in " + where);
+  }
+  return {std::move(file_space), std::move(mem_space)};
+}
+
+class Hdf5Writer final : public FieldWriter {
+ public:
+  enum class Mode { Serial, Collective, Gather };
+
+  Hdf5Writer(const std::string& directory, const std::string& name, const OutputGrid& grid,
+             Precision precision, Mode mode
+#ifdef HEATSOLVE_HAVE_MPI
+             ,
+             MPI_Comm comm = MPI_COMM_NULL
+#endif
+             )
+      : name_(name), grid_(grid), precision_(precision), mode_(mode) {
+    std::filesystem::path dir =
+        directory.empty() ? std::filesystem::path(".") : std::filesystem::path(directory);
+    final_h5_ = (dir / (name + ".h5")).string();
+    partial_h5_ = final_h5_ + ".partial";
+    xdmf_ = (dir / (name + ".xdmf")).string();
+    h5::silence_errors();
+    check_grid(grid_, final_h5_);
+#ifdef HEATSOLVE_HAVE_MPI
+    if (mode_ != Mode::Serial) {
+      if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
+        throw std::runtime_error("HDF5 writer '" + final_h5_ + "': MPI_Comm_dup failed");
+      }
+      MPI_Comm_rank(comm_, &rank_);
+      MPI_Comm_size(comm_, &size_);
+    }
+#endif
+    on_root([&] {
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) {
+        throw std::runtime_error("cannot create output directory '" + dir.string() +
+                                 "': " + ec.message());
+      }
+    });
+    if (mode_ == Mode::Collective) {
+      open();
+    } else {
+      on_root([&] { open(); });
+    }
+  }
+
+  ~Hdf5Writer() override {
+    // Without finalize() (an exception, an abandoned run) the `.partial` file is closed and
+    // left for inspection; nothing appears under the final names.
+    file_.reset();
+#ifdef HEATSOLVE_HAVE_MPI
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+#endif
+  }
+
+  void write(std::int64_t step, double time, const float* data, const Block& block) override {
+    write_impl(step, time, data, block);
+  }
+  void write(std::int64_t step, double time, const double* data, const Block& block) override {
+    write_impl(step, time, data, block);
+  }
+
+  void finalize() override {
+    if (finalized_) return;
+    if (mode_ == Mode::Collective) file_.close("close " + partial_h5_);  // collective
+    on_root([&] {
+      file_.close("close " + partial_h5_);
+      publish_file(partial_h5_, final_h5_);
+      write_file_atomically(xdmf_, xdmf_text());
+    });
+    finalized_ = true;
+  }
+
+  std::vector<std::string> files() const override {
+    return {final_h5_, xdmf_};
+  }
+
+ private:
+  bool is_root() const {
+    return rank_ == 0;
+  }
+
+  // Runs `f` on rank 0 only; every rank then throws if it failed there.
+  void on_root(const std::function<void()>& f) {
+    std::string error;
+    if (is_root()) {
+      try {
+        f();
+      } catch (const std::exception& e) {
+        if (size_ == 1) throw;
+        error = e.what();
+      }
+    }
+    share_error(error);
+  }
+
+  // Broadcasts rank 0's error message (multi-rank modes) and throws it on every rank.
+  void share_error(std::string error) {
+#ifdef HEATSOLVE_HAVE_MPI
+    if (size_ > 1) {
+      int len = static_cast<int>(error.size());
+      MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+      error.resize(static_cast<std::size_t>(len));
+      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_);
+    }
+#endif
+    if (!error.empty()) throw std::runtime_error(error);
+  }
+
+  void open() {
+    h5::PropList fapl(H5Pcreate(H5P_FILE_ACCESS), "file access list for " + partial_h5_);
+#ifdef HEATSOLVE_HAVE_PARALLEL_HDF5
+    if (mode_ == Mode::Collective) {
+      h5::check(H5Pset_fapl_mpio(fapl.get(), comm_, MPI_INFO_NULL),
+                "set MPI-IO driver for " + partial_h5_);
+    }
+#endif
+    file_ = h5::File(H5Fcreate(partial_h5_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                     "create " + partial_h5_);
+    const std::string where = partial_h5_ + ":/";
+    hid_t root = file_.get();
+    set_string_attribute(root, "format", kFormatName, where);
+    set_attribute(root, "format_version", H5T_NATIVE_INT, &kFormatVersion, 0, where);
+    set_attribute(root, "dimensions", H5T_NATIVE_INT, &grid_.dims, 0, where);
+    set_attribute(root, "cells", H5T_NATIVE_INT, grid_.cells.data(), 3, where);
+    set_attribute(root, "origin", H5T_NATIVE_DOUBLE, grid_.origin.data(), 3, where);
+    set_attribute(root, "spacing", H5T_NATIVE_DOUBLE, grid_.spacing.data(), 3, where);
+    h5::Group steps(H5Gcreate2(root, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                    "create group /steps in " + partial_h5_);
+    h5::check(H5Fflush(root, H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
+  }
+
+  // Creates (or, for a step written before, reopens) the step's group and dataset.
+  h5::Dataset open_step(std::int64_t step, double time) {
+    const std::string group = step_group(step);
+    const std::string where = partial_h5_ + ":" + group;
+    htri_t exists = H5Lexists(file_.get(), group.c_str(), H5P_DEFAULT);
+    if (exists < 0) h5::fail("look up " + where);
+    h5::Group g;
+    h5::Dataset d;
+    if (exists > 0) {
+      g = h5::Group(H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
+      d = h5::Dataset(H5Dopen2(g.get(), kFieldName, H5P_DEFAULT),
+                      "open dataset " + where + "/" + kFieldName);
+    } else {
+      g = h5::Group(H5Gcreate2(file_.get(), group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                    "create group " + where);
+      Hyperslab slab = hyperslab(grid_, Block{});
+      h5::Dataspace space(
+          H5Screate_simple(static_cast<int>(slab.global.size()), slab.global.data(), nullptr),
+          "dataspace for " + where);
+      h5::PropList dcpl(H5Pcreate(H5P_DATASET_CREATE), "dataset creation list for " + where);
+      // Every element is written: skip the fill-value pass.
+      h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "set fill time for " + where);
+      d = h5::Dataset(H5Dcreate2(g.get(), kFieldName, stored_type(precision_), space.get(),
+                                 H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                      "create dataset " + where + "/" + kFieldName);
+    }
+    write_step_attributes(g.get(), step, time, where);
+    write_step_attributes(d.get(), step, time, where + "/" + kFieldName);
+    return d;
+  }
+
+  template <typename T>
+  void validate(const T* data, const Block& block) const {
+    check_block(grid_, block, partial_h5_);
+    if (block.size() > 0 && data == nullptr) {
+      throw std::runtime_error("HDF5 '" + partial_h5_ + "': null data for a non-empty block");
+    }
+  }
+
+  // Collective mode: every rank learns whether any rank's block is invalid before entering
+  // collective HDF5 calls (a rank throwing alone would leave the others blocked in them).
+  template <typename T>
+  void validate_collectively(const T* data, const Block& block) const {
+    std::string error;
+    try {
+      validate(data, block);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+#ifdef HEATSOLVE_HAVE_MPI
+    int bad = error.empty() ? 0 : 1, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm_);
+    if (any != 0 && error.empty()) {
+      error = "HDF5 '" + partial_h5_ + "': another rank's block is invalid";
+    }
+#endif
+    if (!error.empty()) throw std::runtime_error(error);
+  }
+
+  template <typename T>
+  void write_block(hid_t dset, const T* data, const Block& block, std::int64_t step) {
+    const std::string where = partial_h5_ + ":" + step_group(step) + "/" + kFieldName;
+    validate(data, block);
+    auto [file_space, mem_space] = select_block(dset, hyperslab(grid_, block), where);
+    h5::PropList dxpl(H5Pcreate(H5P_DATASET_XFER), "transfer list for " + where);
+#ifdef HEATSOLVE_HAVE_PARALLEL_HDF5
+    if (mode_ == Mode::Collective) {
+      h5::check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE),
+                "set collective transfer for " + where);
+    }
+#endif
+    h5::check(H5Dwrite(dset, native_type<T>(), mem_space.get(), file_space.get(), dxpl.get(), data),
+              "write " + where);
+  }
+
+  template <typename T>
+  void write_impl(std::int64_t step, double time, const T* data, const Block& block) {
+    if (finalized_) {
+      throw std::runtime_error("HDF5 writer '" + final_h5_ + "': write after finalize()");
+    }
+    if (mode_ == Mode::Gather) {
+      write_gathered(step, time, data, block);
+    } else {
+      if (mode_ == Mode::Collective) validate_collectively(data, block);
+      h5::Dataset d = open_step(step, time);
+      write_block(d.get(), data, block, step);
+      d.reset();
+      h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
+    }
+    steps_[step] = time;
+  }
+
+  // Serial HDF5 under MPI: rank 0 receives every rank's block and writes it.
+  template <typename T>
+  void write_gathered(std::int64_t step, double time, const T* data, const Block& block) {
+#ifdef HEATSOLVE_HAVE_MPI
+    constexpr int kTag = 0x4835;  // private to comm_ (a dup)
+    constexpr std::size_t kChunk = std::size_t(1) << 28;
+    const MPI_Datatype mpi_type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
+    auto transfer = [&](T* buf, std::size_t n, int peer, bool send) {
+      for (std::size_t done = 0; done < n; done += kChunk) {
+        int len = static_cast<int>(std::min(kChunk, n - done));
+        if (send) {
+          MPI_Send(buf + done, len, mpi_type, peer, kTag, comm_);
+        } else {
+          MPI_Recv(buf + done, len, mpi_type, peer, kTag, comm_, MPI_STATUS_IGNORE);
+        }
+      }
+    };
+    if (!is_root()) {
+      int header[6] = {block.offset[0], block.offset[1], block.offset[2],
+                       block.count[0],  block.count[1],  block.count[2]};
+      bool sane = block.count[0] >= 0 && block.count[1] >= 0 && block.count[2] >= 0;
+      bool send_data = sane && (data != nullptr || block.size() == 0);
+      if (!send_data) header[3] = header[4] = header[5] = -1;  // rank 0 reports the bad block
+      MPI_Send(header, 6, MPI_INT, 0, kTag, comm_);
+      if (send_data) transfer(const_cast<T*>(data), block.size(), 0, true);
+      share_error({});
+      return;
+    }
+    // Rank 0 drains every rank's message even after a failure so no sender is left blocked.
+    std::string error;
+    h5::Dataset d;
+    try {
+      d = open_step(step, time);
+      write_block(d.get(), data, block, step);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::vector<T> buffer;
+    for (int r = 1; r < size_; ++r) {
+      int h[6];
+      MPI_Recv(h, 6, MPI_INT, r, kTag, comm_, MPI_STATUS_IGNORE);
+      Block b;
+      b.offset = {h[0], h[1], h[2]};
+      b.count = {h[3], h[4], h[5]};
+      bool sane = b.count[0] >= 0 && b.count[1] >= 0 && b.count[2] >= 0;
+      buffer.resize(sane ? b.size() : 0);
+      transfer(buffer.data(), buffer.size(), r, false);
+      if (!error.empty()) continue;
+      try {
+        write_block(d.get(), buffer.data(), b, step);
+      } catch (const std::exception& e) {
+        error = "rank " + std::to_string(r) + ": " + e.what();
+      }
+    }
+    d.reset();
+    if (error.empty() && H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
+      error = "HDF5: flush " + partial_h5_ + " failed (" + h5::last_error() + ")";
+    }
+    share_error(error);
+#else
+    (void)step, (void)time, (void)data, (void)block;
+#endif
+  }
+
+  std::string xdmf_text() const {
+    // 2D grids are described as 3D meshes one point thick in z: ParaView (5.11) maps an XDMF
+    // 2DCoRectMesh onto the y-z plane, this puts them in the x-y plane where they belong. The
+    // attribute keeps the dataset's 2-D shape (ny nx); the cell count matches either way.
+    const int n = grid_.dims == 3 ? 3 : 2;
+    std::string points, cells, origin, spacing;
+    if (n == 2) {
+      points = "1 ";
+      origin = format_double(grid_.origin[2]) + " ";
+      spacing = format_double(grid_.spacing[2]) + " ";
+    }
+    for (int a = n - 1; a >= 0; --a) {  // XDMF lists axes slowest first: z y x
+      const char* sep = a == 0 ? "" : " ";
+      points += std::to_string(grid_.cells[a] + 1) + sep;
+      cells += std::to_string(grid_.cells[a]) + sep;
+      origin += format_double(grid_.origin[a]) + sep;
+      spacing += format_double(grid_.spacing[a]) + sep;
+    }
+    const std::string h5_name = xml_escape(name_ + ".h5");
+    const char* precision = precision_ == Precision::Float ? "4" : "8";
+    std::ostringstream x;
+    x << "<?xml version=\"1.0\" ?>\n"
+      << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+      << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+      << "  <Domain>\n"
+      << "    <Grid Name=\"" << xml_escape(name_)
+      << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (const auto& [step, time] : steps_) {
+      const std::string group = step_group(step);
+      x << "      <Grid Name=\"step" << group.substr(group.rfind('/') + 1)
+        << "\" GridType=\"Uniform\">\n"
+        << "        <Time Value=\"" << format_double(time) << "\"/>\n"
+        << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << points << "\"/>\n"
+        << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+        << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
+           "Precision=\"8\" Format=\"XML\">"
+        << origin << "</DataItem>\n"
+        << "          <DataItem Name=\"Spacing\" Dimensions=\"3"
+        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << spacing << "</DataItem>\n"
+        << "        </Geometry>\n"
+        << "        <Attribute Name=\"" << kFieldName
+        << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+        << "          <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\""
+        << precision << "\" Format=\"HDF\">" << h5_name << ":" << group << "/" << kFieldName
+        << "</DataItem>\n"
+        << "        </Attribute>\n"
+        << "      </Grid>\n";
+    }
+    x << "    </Grid>\n"
+      << "  </Domain>\n"
+      << "</Xdmf>\n";
+    return x.str();
+  }
+
+  std::string name_, final_h5_, partial_h5_, xdmf_;
+  OutputGrid grid_;
+  Precision precision_;
+  Mode mode_;
+  h5::File file_;
+  std::map<std::int64_t, double> steps_;  // step -> time, everything written so far
+  bool finalized_ = false;
+  int rank_ = 0, size_ = 1;
+#ifdef HEATSOLVE_HAVE_MPI
+  MPI_Comm comm_ = MPI_COMM_NULL;
+#endif
+};
+
+// ---- Reader -----------------------------------------------------------------------------
+
+std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
+  h5::Group steps(H5Gopen2(file, "/steps", H5P_DEFAULT), "open group /steps in " + path);
+  H5G_info_t info;
+  h5::check(H5Gget_info(steps.get(), &info), "list /steps in " + path);
+  std::vector<Hdf5StepInfo> out;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t len = H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0,
+                                     H5P_DEFAULT);
+    if (len < 0) h5::fail("list /steps in " + path);
+    std::string name(static_cast<std::size_t>(len) + 1, '\0');
+    if (H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
+                           name.size(), H5P_DEFAULT) < 0) {
+      h5::fail("list /steps in " + path);
+    }
+    name.resize(static_cast<std::size_t>(len));
+    const std::string where = path + ":/steps/" + name;
+    h5::Group g(H5Gopen2(steps.get(), name.c_str(), H5P_DEFAULT), "open group " + where);
+    Hdf5StepInfo s;
+    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s.step, 0, where);
+    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &s.time, 0, where);
+    s.dataset = "/steps/" + name + "/" + kFieldName;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Hdf5StepInfo& a, const Hdf5StepInfo& b) { return a.step < b.step; });
+  return out;
+}
+
+h5::File open_for_reading(const std::string& path) {
+  h5::silence_errors();
+  return h5::File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path);
+}
+
+}  // namespace
+
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
+                                              const OutputGrid& grid, Precision precision) {
+  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, Hdf5Writer::Mode::Serial);
+}
+
+#ifdef HEATSOLVE_HAVE_MPI
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
+                                              const OutputGrid& grid, Precision precision,
+                                              MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  auto mode = Hdf5Writer::Mode::Serial;
+  if (size > 1) {
+    const char* gather = std::getenv("HEATSOLVE_HDF5_GATHER");
+    bool force_gather = gather != nullptr && *gather != '\0' && std::string(gather) != "0";
+#ifdef HEATSOLVE_HAVE_PARALLEL_HDF5
+    mode = force_gather ? Hdf5Writer::Mode::Gather : Hdf5Writer::Mode::Collective;
+#else
+    (void)force_gather;
+    mode = Hdf5Writer::Mode::Gather;
+#endif
+  }
+  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, mode, comm);
+}
+#endif
+
+std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path) {
+  h5::File file = open_for_reading(path);
+  return list_steps(file.get(), path);
+}
+
+Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const Block* block) {
+  h5::File file = open_for_reading(path);
+  std::vector<Hdf5StepInfo> steps = list_steps(file.get(), path);
+  const auto n = static_cast<std::int64_t>(steps.size());
+  const std::int64_t i = index < 0 ? n + index : index;
+  if (i < 0 || i >= n) {
+    throw std::runtime_error("HDF5 '" + path + "': no step at index " + std::to_string(index) +
+                             " (file holds " + std::to_string(n) + " steps)");
+  }
+  Hdf5StepData out;
+  out.step = steps[i].step;
+  out.time = steps[i].time;
+
+  const std::string root = path + ":/";
+  hid_t f = file.get();
+  get_attribute(f, "dimensions", H5T_NATIVE_INT, &out.grid.dims, 0, root);
+  get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
+  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
+  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
+  check_grid(out.grid, path);
+
+  const std::string where = path + ":" + steps[i].dataset;
+  h5::Dataset d(H5Dopen2(f, steps[i].dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
+  h5::Datatype type(H5Dget_type(d.get()), "type of " + where);
+  if (H5Tget_class(type.get()) != H5T_FLOAT) {
+    throw std::runtime_error("HDF5 '" + where + "': not a floating-point dataset");
+  }
+  out.precision = H5Tget_size(type.get()) == sizeof(float) ? Precision::Float : Precision::Double;
+
+  Block whole;
+  whole.count = out.grid.cells;
+  const Hyperslab expected = hyperslab(out.grid, whole);
+  h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) h5::fail("query rank of " + where);
+  std::vector<hsize_t> shape(static_cast<std::size_t>(rank));
+  h5::check(H5Sget_simple_extent_dims(space.get(), shape.data(), nullptr),
+            "query shape of " + where);
+  if (shape != expected.global) {
+    throw std::runtime_error("HDF5 '" + where +
+                             "': dataset shape does not match the root "
+                             "attributes 'cells'/'dimensions'");
+  }
+  out.shape.assign(shape.begin(), shape.end());
+
+  const Block& b = block ? *block : whole;
+  check_block(out.grid, b, path);
+  out.data.resize(b.size());
+  auto [file_space, mem_space] = select_block(d.get(), hyperslab(out.grid, b), where);
+  h5::check(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                    out.data.data()),
+            "read " + where);
+  return out;
+}
+
+}  // namespace heatsolve
+
+#else  // !HEATSOLVE_HAVE_HDF5
+
+namespace heatsolve {
+namespace {
+[[noreturn]] void no_hdf5() {
+  throw std::runtime_error(
+      "heatsolve was built without HDF5 (HEATSOLVE_ENABLE_HDF5=OFF or "
+      "HDF5 not found): the hdf5 output format is unavailable");
+}
+}  // namespace
+
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string&, const std::string&,
+                                              const OutputGrid&, Precision) {
+  no_hdf5();
+}
+#ifdef HEATSOLVE_HAVE_MPI
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string&, const std::string&,
+                                              const OutputGrid&, Precision, MPI_Comm) {
+  no_hdf5();
+}
+#endif
+std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string&) {
+  no_hdf5();
+}
+Hdf5StepData read_hdf5_step(const std::string&, std::int64_t, const Block*) {
+  no_hdf5();
+}
+
+}  // namespace heatsolve
+
+#endif  // HEATSOLVE_HAVE_HDF5

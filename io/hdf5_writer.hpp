@@ -1,0 +1,81 @@
+// HDF5 + XDMF time-series writer and the matching reader.
+//
+// File format (one file per run, `<directory>/<name>.h5`):
+//   /                       attributes: format = "heatsolve-timeseries", format_version = 1,
+//                           dimensions (int, 2|3), cells[3] (int), origin[3], spacing[3]
+//                           (double); the [3] arrays are in x,y,z order (2D: cells[2] = 1).
+//   /steps/<%08d step>/     one group per output step, attributes time (double), step (int64)
+//       temperature         dataset [nz][ny][nx] (2D: [ny][nx]), x fastest, native float or
+//                           double per Precision; attributes time, step as on the group.
+// `<directory>/<name>.xdmf` (XDMF 3) describes the same steps as a temporal collection of
+// 3DCoRectMesh/ORIGIN_DXDYDZ grids with the cell-centred attribute `temperature`, for
+// ParaView/VisIt. 2D grids are written as meshes one point thick in z (Dimensions
+// "1 ny+1 nx+1"): ParaView maps a 2DCoRectMesh onto the y-z plane instead of x-y.
+//
+// Atomicity: during the run the data go to `<name>.h5.partial` (flushed after every step);
+// finalize() closes it, renames it to `<name>.h5`, then writes `<name>.xdmf` via temp+rename.
+// A crash leaves at most a `.partial` file; a previous run's final files stay intact until
+// the rename. Every failure throws std::runtime_error naming the file and the operation.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef HEATSOLVE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "io/field_writer.hpp"
+
+namespace heatsolve {
+
+// Serial writer: the one process writes the whole grid (write() still takes a Block, which
+// must then cover the grid; the write path selects the block's hyperslab in the file).
+// Creates `directory` if needed. Built without HDF5 it throws std::runtime_error.
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
+                                              const OutputGrid& grid, Precision precision);
+
+#ifdef HEATSOLVE_HAVE_MPI
+// Parallel writer over `comm` (collective: every rank constructs it, calls write() for every
+// output step with its own block, and finalize()). With parallel HDF5
+// (HEATSOLVE_HAVE_PARALLEL_HDF5) all ranks write their hyperslab collectively through MPI-IO;
+// with serial HDF5 the blocks are sent to rank 0, which writes them one at a time (also forced
+// by the environment variable HEATSOLVE_HDF5_GATHER=1). A 1-rank comm behaves as the serial
+// writer. The blocks of all ranks must tile the grid.
+std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
+                                              const OutputGrid& grid, Precision precision,
+                                              MPI_Comm comm);
+#endif
+
+// One output step as listed in a file.
+struct Hdf5StepInfo {
+  std::int64_t step = 0;
+  double time = 0;
+  std::string dataset;  // HDF5 path of the data, e.g. "/steps/00000010/temperature"
+};
+
+// One output step read back.
+struct Hdf5StepData {
+  std::int64_t step = 0;
+  double time = 0;
+  OutputGrid grid;                          // from the root attributes
+  Precision precision = Precision::Double;  // type stored in the file
+  std::vector<std::size_t> shape;           // dataset shape as stored: {nz, ny, nx} or {ny, nx}
+  std::vector<double> data;                 // x fastest; the whole grid, or the requested block
+};
+
+inline constexpr std::int64_t kLastStep = -1;
+
+// The steps in `path` (a final `.h5` or a `.partial`), ordered by step number.
+std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path);
+
+// Reads the step at position `index` of list_hdf5_steps() (negative counts from the end:
+// kLastStep = -1 is the last one). With `block`, only that part of the grid is read (restart
+// of a decomposed run); data then holds block->size() values. Throws std::runtime_error.
+Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index = kLastStep,
+                            const Block* block = nullptr);
+
+}  // namespace heatsolve
