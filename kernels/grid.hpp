@@ -24,9 +24,7 @@ struct GridDesc {
   HS_HOST_DEVICE int py() const { return ny + 2; }
   HS_HOST_DEVICE int pz() const { return dims == 3 ? nz + 2 : 1; }
   HS_HOST_DEVICE std::int64_t stride_y() const { return px(); }
-  HS_HOST_DEVICE std::int64_t stride_z() const {
-    return static_cast<std::int64_t>(px()) * py();
-  }
+  HS_HOST_DEVICE std::int64_t stride_z() const { return static_cast<std::int64_t>(px()) * py(); }
   // Offset of interior cell (0,0,0) in the padded array.
   HS_HOST_DEVICE std::int64_t interior_offset() const {
     return 1 + stride_y() + (dims == 3 ? stride_z() : 0);

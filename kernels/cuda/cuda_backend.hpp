@@ -1,7 +1,11 @@
 // Host-side entry points of the CUDA backend (compiled by the host compiler too).
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "kernels/backend.hpp"
 
@@ -12,5 +16,28 @@ int cuda_device_count();
 
 template <typename T>
 std::unique_ptr<Backend<T>> make_cuda_backend(const BackendOptions& opts);
+
+// The CUDA stencil ladder (docs/kernels.md). Names are what decks and `heatsolve bench` use.
+enum class StencilVariant {
+  Naive,           // "naive"
+  Shared,          // "shared"
+  NonDivergent,    // "nondivergent"
+  Streaming25D,    // "2.5d"               (two shared slices, old/new swap)
+  SingleSlice25D,  // "2.5d-single-slice"  (one shared slice, running partial sums)
+  Register25D,     // "2.5d-register"      (ours: no shared memory, y register blocking, prefetch)
+};
+
+inline constexpr std::array<StencilVariant, 6> kAllStencilVariants{
+    StencilVariant::Naive,        StencilVariant::Shared,         StencilVariant::NonDivergent,
+    StencilVariant::Streaming25D, StencilVariant::SingleSlice25D, StencilVariant::Register25D};
+
+const char* stencil_variant_name(StencilVariant v);
+// Parses a variant name; std::nullopt for unknown names (and for "auto").
+std::optional<StencilVariant> parse_stencil_variant(const std::string& name);
+
+// Block shapes [bx, by, bz] a variant is compiled for, in this dimension (the first is the
+// default). For the streaming variants bz is the number of z planes (2D: y rows) a block
+// walks, 0 = chosen from the grid; for 2.5d-register by counts threads, each owning 4 rows.
+std::vector<std::array<int, 3>> stencil_block_shapes(StencilVariant v, int dims);
 
 }  // namespace heatsolve

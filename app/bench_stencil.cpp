@@ -1,0 +1,74 @@
+#include <fmt/core.h>
+
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "app/bench.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/stencil_bench.hpp"
+#endif
+
+namespace heatsolve {
+
+int run_stencil_bench(int size, int dims, const std::string& precision, bool json) {
+#ifndef HEATSOLVE_HAVE_CUDA
+  (void)size;
+  (void)dims;
+  (void)precision;
+  (void)json;
+  fmt::print(stderr,
+             "heatsolve bench: this build has no CUDA backend (configure with a CUDA compiler "
+             "and HEATSOLVE_ENABLE_CUDA=AUTO|ON)\n");
+  return 1;
+#else
+  try {
+    StencilBenchOptions o;
+    o.size = size;
+    o.dims = dims;
+    o.precision = precision;
+    const std::vector<StencilBenchRow> rows = bench_stencils(o);
+    if (rows.empty()) {
+      fmt::print(stderr, "heatsolve bench: no variant ran\n");
+      return 1;
+    }
+    const StencilBenchRow& r0 = rows.front();
+    if (json) {
+      nlohmann::json j;
+      j["device"] = r0.device;
+      j["size"] = size;
+      j["dims"] = dims;
+      j["precision"] = precision;
+      j["copy_gbs"] = r0.copy_gbs;
+      j["memcpy_gbs"] = r0.memcpy_gbs;
+      j["rows"] = nlohmann::json::array();
+      for (const StencilBenchRow& r : rows)
+        j["rows"].push_back({{"variant", r.variant},
+                             {"shape", r.shape},
+                             {"ms_per_step", r.ms_per_step},
+                             {"gpoints_per_s", r.gpoints_per_s},
+                             {"effective_gbs", r.effective_gbs},
+                             {"pct_of_copy", r.pct_of_copy},
+                             {"speedup_vs_naive", r.speedup_vs_naive}});
+      fmt::print("{}\n", j.dump(2));
+      return 0;
+    }
+    fmt::print("stencil bench: {}, {}^{} {} ({} interior points)\n", r0.device, size, dims,
+               precision, dims == 3 ? double(size) * size * size : double(size) * size);
+    fmt::print("copy bandwidth (read+write): kernel {:.0f} GB/s, cudaMemcpy {:.0f} GB/s\n",
+               r0.copy_gbs, r0.memcpy_gbs);
+    fmt::print("{:<18} {:<12} {:>9} {:>9} {:>9} {:>7} {:>8}\n", "variant", "shape", "ms/step",
+               "GPt/s", "GB/s", "%copy", "speedup");
+    for (const StencilBenchRow& r : rows)
+      fmt::print("{:<18} {:<12} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>7.2f}x\n", r.variant,
+                 r.shape, r.ms_per_step, r.gpoints_per_s, r.effective_gbs, r.pct_of_copy,
+                 r.speedup_vs_naive);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "heatsolve bench: {}\n", e.what());
+    return 1;
+  }
+#endif
+}
+
+}  // namespace heatsolve

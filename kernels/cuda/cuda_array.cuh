@@ -1,0 +1,76 @@
+// Device buffers: CudaBuffer<T> (plain RAII cudaMalloc/cudaFree) and CudaArray<T>, the
+// Array<T> the CUDA backend hands out. Allocated once per run; copies are synchronous.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/backend.hpp"
+#include "kernels/cuda/cuda_check.cuh"
+
+namespace heatsolve::cuda {
+
+template <typename T>
+class CudaBuffer {
+ public:
+  CudaBuffer() = default;
+  explicit CudaBuffer(std::size_t n) : n_(n) {
+    if (n_ > 0) CUDA_CHECK(cudaMalloc(&p_, n_ * sizeof(T)));
+  }
+  ~CudaBuffer() {
+    if (p_) cudaFree(p_);  // no throwing from a destructor
+  }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  CudaBuffer(CudaBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  CudaBuffer& operator=(CudaBuffer&& o) noexcept {
+    if (this != &o) {
+      if (p_) cudaFree(p_);
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+template <typename T>
+class CudaArray final : public Array<T> {
+ public:
+  explicit CudaArray(std::size_t n) : buf_(n) {}
+  T* data() override { return buf_.get(); }
+  const T* data() const override { return buf_.get(); }
+  std::size_t size() const override { return buf_.size(); }
+  void copy_from_host(const T* src) override {
+    if (size()) CUDA_CHECK(cudaMemcpy(buf_.get(), src, size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void copy_to_host(T* dst) const override {
+    if (size()) CUDA_CHECK(cudaMemcpy(dst, buf_.get(), size() * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  void copy_from(const Array<T>& other) override {
+    if (other.size() != size()) throw std::invalid_argument("CudaArray::copy_from: size mismatch");
+    if (size())
+      CUDA_CHECK(
+          cudaMemcpy(buf_.get(), other.data(), size() * sizeof(T), cudaMemcpyDeviceToDevice));
+  }
+
+ private:
+  CudaBuffer<T> buf_;
+};
+
+// Fills p[0..n) with reproducible pseudo-random values in [lo, hi) (a hash of the index and
+// the seed), on the device: benchmark and auto-tuning inputs are never zeros.
+template <typename T>
+void fill_random_device(T* p, std::size_t n, unsigned long long seed, double lo, double hi,
+                        cudaStream_t stream);
+
+}  // namespace heatsolve::cuda

@@ -1,0 +1,299 @@
+// The CUDA backend: device arrays, the ghost-fill kernel, the stencil ladder with "auto"
+// selection by timing, and the (isolated) reductions.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "kernels/cuda/backend_reduce.cuh"
+#include "kernels/cuda/cuda_array.cuh"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/stencil_launch.cuh"
+
+namespace heatsolve {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky-free error state
+    return 0;
+  }
+  return n;
+}
+
+namespace cuda {
+
+// ---- random fill --------------------------------------------------------------------------
+template <typename T>
+__global__ void fill_random_kernel(T* p, std::size_t n, unsigned long long seed, double lo,
+                                   double hi) {
+  for (std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; t < n;
+       t += std::size_t(gridDim.x) * blockDim.x) {
+    unsigned long long z = (t + 1) * 0x9E3779B97F4A7C15ull ^ seed;  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[t] = T(lo + (hi - lo) * (double(z >> 11) * (1.0 / 9007199254740992.0)));
+  }
+}
+
+template <typename T>
+void fill_random_device(T* p, std::size_t n, unsigned long long seed, double lo, double hi,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  const int blocks = int(std::min<std::size_t>((n + 255) / 256, 8192));
+  fill_random_kernel<T><<<blocks, 256, 0, stream>>>(p, n, seed, lo, hi);
+  CUDA_CHECK_LAUNCH();
+}
+template void fill_random_device<float>(float*, std::size_t, unsigned long long, double, double,
+                                        cudaStream_t);
+template void fill_random_device<double>(double*, std::size_t, unsigned long long, double, double,
+                                         cudaStream_t);
+
+// ---- ghost fill: one kernel for all faces -------------------------------------------------
+struct DeviceFaces {
+  int type[6];
+  double value[6];
+};
+
+template <typename T>
+__device__ __forceinline__ T ghost_value(int type, double value, T inner, T opposite, double h) {
+  switch (BoundaryType(type)) {
+    case BoundaryType::Dirichlet:
+      return static_cast<T>(2 * value) - inner;
+    case BoundaryType::Neumann:
+      // __dmul_rn: no contraction into an FMA with the add, so the ghost equals the CPU's.
+      return inner + static_cast<T>(__dmul_rn(value, h));
+    case BoundaryType::Periodic:
+      return opposite;
+    case BoundaryType::Exchange:
+      break;
+  }
+  return inner;
+}
+
+// Threads enumerate the face cells: x faces (ny*nz each), y faces (nx*nz), z faces (nx*ny).
+// Faces cover only interior tangential ranges, so no two threads write the same ghost.
+template <typename T>
+__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, DeviceFaces bc) {
+  const std::int64_t nz = g.dims == 3 ? g.nz : 1;
+  const std::int64_t fx = std::int64_t(g.ny) * nz, fy = std::int64_t(g.nx) * nz;
+  const std::int64_t fz = g.dims == 3 ? std::int64_t(g.nx) * g.ny : 0;
+  const std::int64_t total = 2 * (fx + fy + fz);
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t r = t;
+    int face, a, b;
+    if (r < 2 * fx) {
+      face = int(r / fx);
+      r -= face * fx;
+    } else if ((r -= 2 * fx) < 2 * fy) {
+      face = 2 + int(r / fy);
+      r -= (face - 2) * fy;
+    } else {
+      r -= 2 * fy;
+      face = 4 + int(r / fz);
+      r -= (face - 4) * fz;
+    }
+    const int type = bc.type[face];
+    if (BoundaryType(type) == BoundaryType::Exchange) continue;
+    const bool hi = face & 1;
+    std::int64_t ghost, inner, opposite;
+    double h;
+    if (face < 2) {  // (j, k)
+      a = int(r % g.ny);
+      b = g.dims == 3 ? int(r / g.ny) : 0;
+      ghost = g.index(hi ? g.nx : -1, a, b);
+      inner = g.index(hi ? g.nx - 1 : 0, a, b);
+      opposite = g.index(hi ? 0 : g.nx - 1, a, b);
+      h = g.hx;
+    } else if (face < 4) {  // (i, k)
+      a = int(r % g.nx);
+      b = g.dims == 3 ? int(r / g.nx) : 0;
+      ghost = g.index(a, hi ? g.ny : -1, b);
+      inner = g.index(a, hi ? g.ny - 1 : 0, b);
+      opposite = g.index(a, hi ? 0 : g.ny - 1, b);
+      h = g.hy;
+    } else {  // (i, j)
+      a = int(r % g.nx);
+      b = int(r / g.nx);
+      ghost = g.index(a, b, hi ? g.nz : -1);
+      inner = g.index(a, b, hi ? g.nz - 1 : 0);
+      opposite = g.index(a, b, hi ? 0 : g.nz - 1);
+      h = g.hz;
+    }
+    u[ghost] = ghost_value<T>(type, bc.value[face], u[inner], u[opposite], h);
+  }
+}
+
+// ---- the backend ----------------------------------------------------------------------------
+template <typename T>
+class CudaBackend final : public Backend<T> {
+ public:
+  explicit CudaBackend(const BackendOptions& opts) : opts_(opts) {
+    if (opts.kernel != "auto") {
+      fixed_ = parse_stencil_variant(opts.kernel);
+      if (!fixed_) {
+        std::string names;
+        for (StencilVariant v : kAllStencilVariants)
+          names += std::string(names.empty() ? "" : ", ") + stencil_variant_name(v);
+        throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (auto, " + names +
+                           ")");
+      }
+    }
+    if (opts.device >= 0) {
+      if (opts.device >= cuda_device_count())
+        throw BackendError("CUDA device " + std::to_string(opts.device) + " does not exist");
+      CUDA_CHECK(cudaSetDevice(opts.device));
+    }
+    CUDA_CHECK(cudaGetDevice(&device_));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    std::ostringstream d;
+    d << "CUDA device " << device_ << ": " << prop.name << " (sm_" << prop.major << prop.minor
+      << ", " << prop.multiProcessorCount << " SMs, " << (prop.totalGlobalMem >> 20) << " MiB)";
+    device_desc_ = d.str();
+    scratch_ = make_reduce_scratch();
+  }
+  ~CudaBackend() override { free_reduce_scratch(scratch_); }
+
+  std::string name() const override { return "cuda"; }
+  std::string description() const override {
+    std::string s = device_desc_ + ", stencil " + opts_.kernel;
+    if (!last_choice_.empty()) s += " -> " + last_choice_;
+    return s;
+  }
+  std::unique_ptr<Array<T>> allocate(std::size_t n) override {
+    return std::make_unique<CudaArray<T>>(n);
+  }
+
+  std::string prepare(const GridDesc& g) override { return choose(g).label; }
+
+  void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
+    DeviceFaces d{};
+    for (int f = 0; f < 6; ++f) {
+      d.type[f] = int(bc[f].type);
+      d.value[f] = bc[f].value;
+    }
+    const std::int64_t nz = g.dims == 3 ? g.nz : 1;
+    const std::int64_t total = 2 * (std::int64_t(g.ny) * nz + std::int64_t(g.nx) * nz +
+                                    (g.dims == 3 ? std::int64_t(g.nx) * g.ny : 0));
+    if (total == 0) return;
+    const int blocks = int(std::min<std::int64_t>((total + 255) / 256, 4096));
+    apply_boundary_kernel<T><<<blocks, 256, 0, stream_>>>(u, g, d);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void stencil(const T* u, T* out, const T* f, const GridDesc& g,
+               const StencilCoeffs<T>& c) override {
+    const Choice& ch = choose(g);
+    launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_);
+  }
+
+  double reduce(const T* u, const GridDesc& g, ReduceOp op) override {
+    return reduce_interior<T>(ReduceInput::Value, u, nullptr, g, op, scratch_, stream_);
+  }
+  double reduce_diff(const T* a, const T* b, const GridDesc& g, ReduceOp op) override {
+    return reduce_interior<T>(ReduceInput::Diff, a, b, g, op, scratch_, stream_);
+  }
+  double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) override {
+    return reduce_interior<T>(ReduceInput::Residual, u, f, g, op, scratch_, stream_);
+  }
+
+  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  struct Choice {
+    StencilVariant variant;
+    StencilShape shape;
+    std::string label;
+  };
+  using Key = std::tuple<int, int, int, int>;
+
+  const Choice& choose(const GridDesc& g) {
+    const Key key{g.dims, g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      Choice ch = fixed_ ? Choice{*fixed_, resolve_shape<T>(*fixed_, g.dims, opts_.block),
+                                  stencil_variant_name(*fixed_)}
+                         : tune(g);
+      it = cache_.emplace(key, std::move(ch)).first;
+    }
+    last_choice_ = it->second.label;
+    return it->second;
+  }
+
+  // "auto": time every variant (default shape, or the requested block where it is compiled)
+  // for a few sweeps on this grid, on random data, and keep the fastest.
+  Choice tune(const GridDesc& g) {
+    const std::size_t n = g.padded_size();
+    CudaBuffer<T> a(n), b(n);
+    fill_random_device<T>(a.get(), n, 12345, -1.0, 1.0, stream_);
+    fill_random_device<T>(b.get(), n, 54321, -1.0, 1.0, stream_);
+    StencilCoeffs<T> c;
+    c.center = T(0.4);
+    c.cx = c.cy = c.cz = T(0.1);
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    Choice best{StencilVariant::Naive, {}, ""};
+    float best_ms = std::numeric_limits<float>::max();
+    try {
+      for (StencilVariant v : kAllStencilVariants) {
+        StencilShape shape;
+        try {
+          shape = resolve_shape<T>(v, g.dims, opts_.block);
+        } catch (const BackendError&) {
+          shape = resolve_shape<T>(v, g.dims, {0, 0, 0});
+        }
+        constexpr int kWarm = 2, kTimed = 6;
+        for (int s = 0; s < kWarm; ++s)
+          launch_stencil<T>(v, shape, s % 2 ? b.get() : a.get(), s % 2 ? a.get() : b.get(), nullptr,
+                            g, c, stream_);
+        CUDA_CHECK(cudaEventRecord(e0, stream_));
+        for (int s = 0; s < kTimed; ++s)
+          launch_stencil<T>(v, shape, s % 2 ? b.get() : a.get(), s % 2 ? a.get() : b.get(), nullptr,
+                            g, c, stream_);
+        CUDA_CHECK(cudaEventRecord(e1, stream_));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (ms < best_ms) {
+          best_ms = ms;
+          best = Choice{v, shape, stencil_variant_name(v)};
+        }
+      }
+    } catch (...) {
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+      throw;
+    }
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    return best;
+  }
+
+  BackendOptions opts_;
+  std::optional<StencilVariant> fixed_;
+  int device_ = 0;
+  std::string device_desc_;
+  std::map<Key, Choice> cache_;
+  std::string last_choice_;
+  ReduceScratch scratch_;
+  cudaStream_t stream_ = nullptr;  // the legacy default stream: ordered with cudaMemcpy
+};
+
+}  // namespace cuda
+
+template <typename T>
+std::unique_ptr<Backend<T>> make_cuda_backend(const BackendOptions& opts) {
+  return std::make_unique<cuda::CudaBackend<T>>(opts);
+}
+
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const BackendOptions&);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const BackendOptions&);
+
+}  // namespace heatsolve

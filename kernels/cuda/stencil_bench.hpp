@@ -1,0 +1,42 @@
+// Benchmark of the CUDA stencil ladder against the copy bandwidth measured in the same run
+// (plain C++ header: `heatsolve bench` includes it; implemented in stencil_bench.cu).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace heatsolve {
+
+struct StencilBenchOptions {
+  int size = 512;                     // N: N^3 cells in 3D, N^2 in 2D
+  int dims = 3;                       // 2 | 3
+  std::string precision = "float";    // float | double
+  int repeats = 20;                   // timed repeats (median); each repeat is `steps` sweeps
+  int steps = 10;                     // sweeps per repeat (ping-pong, like the time loop)
+  int warmup = 3;                     // untimed repeats first
+  bool with_source = false;           // add the source term (one more array read per point)
+  bool all_shapes = false;            // every compiled block shape, not only the defaults
+  std::vector<std::string> variants;  // empty = all
+};
+
+struct StencilBenchRow {
+  std::string variant;  // stencil variant name
+  std::string shape;    // block / tile shape, e.g. "32x4x4", "32x4x0/ry4" (bz 0 = auto)
+  bool is_default = true;
+  double ms_per_step = 0;
+  double gpoints_per_s = 0;
+  double effective_gbs = 0;     // (one read + one write per interior point) / time
+  double pct_of_copy = 0;       // effective_gbs / copy_gbs * 100
+  double speedup_vs_naive = 0;  // naive default shape's ms / this ms
+  // The same for every row of a run:
+  std::string device;
+  double copy_gbs = 0;    // device-to-device copy kernel, bytes read + written
+  double memcpy_gbs = 0;  // cudaMemcpy device-to-device, bytes read + written
+  int size = 0, dims = 0;
+  std::string precision;
+};
+
+// Throws std::runtime_error (CUDA errors) or std::invalid_argument (bad options).
+std::vector<StencilBenchRow> bench_stencils(const StencilBenchOptions& opts);
+
+}  // namespace heatsolve

@@ -1,0 +1,276 @@
+// Dispatch of the stencil ladder: one host launcher template per rung, a table of the
+// compiled (variant, dimension, shape) instances, and the variant names.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "kernels/cuda/stencil_kernels.cuh"
+#include "kernels/cuda/stencil_launch.cuh"
+
+namespace heatsolve {
+
+const char* stencil_variant_name(StencilVariant v) {
+  switch (v) {
+    case StencilVariant::Naive:
+      return "naive";
+    case StencilVariant::Shared:
+      return "shared";
+    case StencilVariant::NonDivergent:
+      return "nondivergent";
+    case StencilVariant::Streaming25D:
+      return "2.5d";
+    case StencilVariant::SingleSlice25D:
+      return "2.5d-single-slice";
+    case StencilVariant::Register25D:
+      return "2.5d-register";
+  }
+  return "?";
+}
+
+std::optional<StencilVariant> parse_stencil_variant(const std::string& name) {
+  for (StencilVariant v : kAllStencilVariants)
+    if (name == stencil_variant_name(v)) return v;
+  return std::nullopt;
+}
+
+namespace cuda {
+
+std::string StencilShape::str() const {
+  std::ostringstream s;
+  s << bx << 'x' << by << 'x' << bz;
+  if (ry != 1) s << "/ry" << ry;
+  if (pd != 0) s << "/pd" << pd;
+  return s.str();
+}
+
+int current_sm_count() {
+  static std::mutex mu;
+  static std::map<int, int> cache;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(dev);
+  if (it != cache.end()) return it->second;
+  int n = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  cache[dev] = n;
+  return n;
+}
+
+namespace {
+
+template <typename T>
+struct Args {
+  const T* u;
+  T* out;
+  const T* f;
+  GridDesc g;
+  StencilCoeffs<T> c;
+  int chunk;  // planes per block for the streaming rungs (0 = auto)
+  cudaStream_t stream;
+};
+
+// ---- one launcher per rung ----------------------------------------------------------------
+template <typename T, int DIM, int BX, int BY, int BZ>
+void launch_naive(const Args<T>& a) {
+  const dim3 grid(cdiv(a.g.nx, BX), cdiv(a.g.ny, BY), DIM == 3 ? cdiv(a.g.nz, BZ) : 1);
+  stencil_naive_kernel<T, DIM, BX, BY, BZ>
+      <<<grid, dim3(BX, BY, BZ), 0, a.stream>>>(a.u, a.out, a.f, a.g, a.c);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int DIM, int BX, int BY, int BZ, bool WARPS>
+void launch_tiled(const Args<T>& a) {
+  const dim3 grid(cdiv(a.g.nx, BX), cdiv(a.g.ny, BY), DIM == 3 ? cdiv(a.g.nz, BZ) : 1);
+  stencil_tiled_kernel<T, DIM, BX, BY, BZ, WARPS>
+      <<<grid, dim3(BX, BY, BZ), 0, a.stream>>>(a.u, a.out, a.f, a.g, a.c);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Grid of a streaming rung: tiles of the plane times chunks of the stream axis.
+inline dim3 stream_grid(const StreamGeom& s, int tile_x, int tile_y, int& chunk) {
+  const int tx = cdiv(s.nx, tile_x), ty = cdiv(s.ny_plane, tile_y);
+  if (chunk <= 0) chunk = auto_chunk(tx * ty, s.ns, current_sm_count());
+  chunk = std::min(chunk, s.ns);
+  return dim3(tx, ty, cdiv(s.ns, chunk));
+}
+
+template <typename T, int DIM, int BX, int BY, bool SINGLE>
+void launch_streaming(const Args<T>& a) {
+  const StreamGeom s = stream_geom(a.g);
+  int chunk = a.chunk;
+  const dim3 grid = stream_grid(s, BX, BY, chunk);
+  stencil_streaming_kernel<T, DIM, BX, BY, SINGLE>
+      <<<grid, dim3(BX, BY), 0, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int DIM, int BX, int BY, int RY, int PD>
+void launch_register(const Args<T>& a) {
+  const StreamGeom s = stream_geom(a.g);
+  int chunk = a.chunk;
+  const dim3 grid = stream_grid(s, BX, BY * RY, chunk);
+  stencil_register_kernel<T, DIM, BX, BY, RY, PD>
+      <<<grid, dim3(BX, BY), 0, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  CUDA_CHECK_LAUNCH();
+}
+
+// ---- the table of compiled instances ------------------------------------------------------
+struct Entry {
+  StencilVariant v;
+  int dims;
+  StencilShape shape;
+  void (*fn_float)(const Args<float>&);
+  void (*fn_double)(const Args<double>&);
+  int only;  // 0: both precisions; 4 / 8: only that sizeof(T) (in the shape list)
+};
+
+using SV = StencilVariant;
+#define HS_ENTRY(V, D, X, Y, Z, RY, ONLY, LAUNCH, ...) \
+  HS_ENTRY_PD(V, D, X, Y, Z, RY, 0, ONLY, LAUNCH, __VA_ARGS__)
+#define HS_ENTRY_PD(V, D, X, Y, Z, RY, PD, ONLY, LAUNCH, ...)                                      \
+  Entry {                                                                                          \
+    V, D, {X, Y, Z, RY, PD}, &LAUNCH<float, D, __VA_ARGS__>, &LAUNCH<double, D, __VA_ARGS__>, ONLY \
+  }
+
+// The first entry per (variant, dims, precision) is the default shape.
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = {
+      // naive
+      HS_ENTRY(SV::Naive, 3, 32, 4, 4, 1, 0, launch_naive, 32, 4, 4),
+      HS_ENTRY(SV::Naive, 3, 32, 8, 4, 1, 0, launch_naive, 32, 8, 4),
+      HS_ENTRY(SV::Naive, 3, 64, 4, 2, 1, 0, launch_naive, 64, 4, 2),
+      HS_ENTRY(SV::Naive, 3, 8, 8, 8, 1, 0, launch_naive, 8, 8, 8),
+      HS_ENTRY(SV::Naive, 2, 32, 8, 1, 1, 0, launch_naive, 32, 8, 1),
+      HS_ENTRY(SV::Naive, 2, 64, 4, 1, 1, 0, launch_naive, 64, 4, 1),
+      HS_ENTRY(SV::Naive, 2, 32, 16, 1, 1, 0, launch_naive, 32, 16, 1),
+      // shared
+      HS_ENTRY(SV::Shared, 3, 32, 4, 4, 1, 0, launch_tiled, 32, 4, 4, false),
+      HS_ENTRY(SV::Shared, 3, 32, 8, 4, 1, 0, launch_tiled, 32, 8, 4, false),
+      HS_ENTRY(SV::Shared, 3, 8, 8, 8, 1, 0, launch_tiled, 8, 8, 8, false),
+      HS_ENTRY(SV::Shared, 2, 32, 8, 1, 1, 0, launch_tiled, 32, 8, 1, false),
+      HS_ENTRY(SV::Shared, 2, 32, 16, 1, 1, 0, launch_tiled, 32, 16, 1, false),
+      HS_ENTRY(SV::Shared, 2, 64, 8, 1, 1, 0, launch_tiled, 64, 8, 1, false),
+      // nondivergent
+      HS_ENTRY(SV::NonDivergent, 3, 32, 4, 4, 1, 0, launch_tiled, 32, 4, 4, true),
+      HS_ENTRY(SV::NonDivergent, 3, 32, 8, 4, 1, 0, launch_tiled, 32, 8, 4, true),
+      HS_ENTRY(SV::NonDivergent, 3, 8, 8, 8, 1, 0, launch_tiled, 8, 8, 8, true),
+      HS_ENTRY(SV::NonDivergent, 2, 32, 8, 1, 1, 0, launch_tiled, 32, 8, 1, true),
+      HS_ENTRY(SV::NonDivergent, 2, 32, 16, 1, 1, 0, launch_tiled, 32, 16, 1, true),
+      HS_ENTRY(SV::NonDivergent, 2, 64, 8, 1, 1, 0, launch_tiled, 64, 8, 1, true),
+      // 2.5d (two slices)
+      HS_ENTRY(SV::Streaming25D, 3, 32, 16, 0, 1, 0, launch_streaming, 32, 16, false),
+      HS_ENTRY(SV::Streaming25D, 3, 32, 8, 0, 1, 0, launch_streaming, 32, 8, false),
+      HS_ENTRY(SV::Streaming25D, 3, 64, 8, 0, 1, 0, launch_streaming, 64, 8, false),
+      HS_ENTRY(SV::Streaming25D, 2, 128, 1, 0, 1, 0, launch_streaming, 128, 1, false),
+      HS_ENTRY(SV::Streaming25D, 2, 256, 1, 0, 1, 0, launch_streaming, 256, 1, false),
+      HS_ENTRY(SV::Streaming25D, 2, 512, 1, 0, 1, 0, launch_streaming, 512, 1, false),
+      // 2.5d-single-slice
+      HS_ENTRY(SV::SingleSlice25D, 3, 32, 8, 0, 1, 0, launch_streaming, 32, 8, true),
+      HS_ENTRY(SV::SingleSlice25D, 3, 32, 16, 0, 1, 0, launch_streaming, 32, 16, true),
+      HS_ENTRY(SV::SingleSlice25D, 3, 64, 8, 0, 1, 0, launch_streaming, 64, 8, true),
+      HS_ENTRY(SV::SingleSlice25D, 2, 128, 1, 0, 1, 0, launch_streaming, 128, 1, true),
+      HS_ENTRY(SV::SingleSlice25D, 2, 256, 1, 0, 1, 0, launch_streaming, 256, 1, true),
+      HS_ENTRY(SV::SingleSlice25D, 2, 512, 1, 0, 1, 0, launch_streaming, 512, 1, true),
+      // 2.5d-register (ours): bx x by threads, ry rows per thread, pd planes prefetched
+      HS_ENTRY_PD(SV::Register25D, 3, 64, 4, 0, 4, 2, 0, launch_register, 64, 4, 4, 2),
+      HS_ENTRY_PD(SV::Register25D, 3, 32, 4, 0, 4, 2, 0, launch_register, 32, 4, 4, 2),
+      HS_ENTRY_PD(SV::Register25D, 3, 32, 8, 0, 2, 2, 0, launch_register, 32, 8, 2, 2),
+      HS_ENTRY_PD(SV::Register25D, 3, 128, 2, 0, 4, 2, 0, launch_register, 128, 2, 4, 2),
+      HS_ENTRY_PD(SV::Register25D, 3, 64, 4, 0, 2, 3, 0, launch_register, 64, 4, 2, 3),
+      HS_ENTRY_PD(SV::Register25D, 3, 64, 2, 0, 8, 1, 0, launch_register, 64, 2, 8, 1),
+      HS_ENTRY_PD(SV::Register25D, 2, 512, 1, 0, 1, 6, 0, launch_register, 512, 1, 1, 6),
+      HS_ENTRY_PD(SV::Register25D, 2, 1024, 1, 0, 1, 4, 0, launch_register, 1024, 1, 1, 4),
+      HS_ENTRY_PD(SV::Register25D, 2, 512, 1, 0, 1, 8, 0, launch_register, 512, 1, 1, 8),
+      HS_ENTRY_PD(SV::Register25D, 2, 256, 1, 0, 1, 4, 0, launch_register, 256, 1, 1, 4),
+  };
+  return t;
+}
+#undef HS_ENTRY
+#undef HS_ENTRY_PD
+
+template <typename T>
+bool usable(const Entry& e, StencilVariant v, int dims) {
+  return e.v == v && e.dims == dims && (e.only == 0 || e.only == int(sizeof(T)));
+}
+
+bool is_streaming(StencilVariant v) {
+  return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D;
+}
+
+}  // namespace
+
+template <typename T>
+std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims) {
+  std::vector<StencilShape> out;
+  for (const Entry& e : table())
+    if (usable<T>(e, v, dims)) out.push_back(e.shape);
+  return out;
+}
+
+template <typename T>
+StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block) {
+  const std::vector<StencilShape> shapes = compiled_shapes<T>(v, dims);
+  if (shapes.empty())
+    throw BackendError(std::string("stencil variant '") + stencil_variant_name(v) +
+                       "' has no compiled shape for this dimension");
+  if (block[0] == 0 && block[1] == 0 && block[2] == 0) return shapes.front();
+  for (const StencilShape& s : shapes) {
+    if (s.bx != block[0] || s.by != block[1]) continue;
+    if (is_streaming(v)) {
+      if (block[2] < 0) break;
+      StencilShape r = s;
+      r.bz = block[2];  // planes per block; 0 = auto
+      return r;
+    }
+    if (s.bz == block[2] || (dims == 2 && block[2] <= 1)) return s;
+  }
+  std::string list;
+  for (const StencilShape& s : shapes) list += (list.empty() ? "" : ", ") + s.str();
+  throw BackendError(std::string("block ") + std::to_string(block[0]) + "x" +
+                     std::to_string(block[1]) + "x" + std::to_string(block[2]) +
+                     " is not compiled for stencil variant '" + stencil_variant_name(v) + "' in " +
+                     std::to_string(dims) + "D (compiled: " + list +
+                     (is_streaming(v) ? "; bz = planes per block, 0 = auto" : "") + ")");
+}
+
+template <typename T>
+void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
+                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream) {
+  if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
+  for (const Entry& e : table()) {
+    if (!usable<T>(e, v, g.dims) || e.shape.bx != shape.bx || e.shape.by != shape.by ||
+        e.shape.ry != shape.ry || e.shape.pd != shape.pd ||
+        (!is_streaming(v) && e.shape.bz != shape.bz))
+      continue;
+    const Args<T> a{u, out, f, g, c, is_streaming(v) ? shape.bz : 0, stream};
+    if constexpr (sizeof(T) == sizeof(float))
+      e.fn_float(a);
+    else
+      e.fn_double(a);
+    return;
+  }
+  throw BackendError(std::string("stencil variant '") + stencil_variant_name(v) +
+                     "' is not compiled with shape " + shape.str());
+}
+
+#define HS_INSTANTIATE(T)                                                                      \
+  template std::vector<StencilShape> compiled_shapes<T>(StencilVariant, int);                  \
+  template StencilShape resolve_shape<T>(StencilVariant, int, const std::array<int, 3>&);      \
+  template void launch_stencil<T>(StencilVariant, const StencilShape&, const T*, T*, const T*, \
+                                  const GridDesc&, const StencilCoeffs<T>&, cudaStream_t);
+HS_INSTANTIATE(float)
+HS_INSTANTIATE(double)
+#undef HS_INSTANTIATE
+
+}  // namespace cuda
+
+std::vector<std::array<int, 3>> stencil_block_shapes(StencilVariant v, int dims) {
+  std::vector<std::array<int, 3>> out;
+  for (const cuda::StencilShape& s : cuda::compiled_shapes<float>(v, dims))
+    out.push_back({s.bx, s.by, s.bz});
+  return out;
+}
+
+}  // namespace heatsolve

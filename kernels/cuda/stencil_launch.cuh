@@ -1,0 +1,42 @@
+// Host launchers of the CUDA stencil ladder: one entry point that dispatches a variant and a
+// compiled block shape (kernels/cuda/stencil_kernels.cuh holds the kernels).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/grid.hpp"
+#include "kernels/stencil.hpp"
+
+namespace heatsolve::cuda {
+
+// A compiled tile shape. bx, by, bz: thread-block shape (streaming rungs: bz = planes per
+// block, 0 = chosen from the grid; the block itself is bx x by). ry: rows per thread
+// (2.5d-register in 3D; 1 elsewhere). pd: planes prefetched ahead (2.5d-register; 0 elsewhere).
+struct StencilShape {
+  int bx = 0, by = 0, bz = 0, ry = 1, pd = 0;
+  std::string str() const;  // "32x4x4", "64x4x0/ry4/pd2"
+};
+
+// Shapes compiled for a variant in `dims` dimensions and precision T; the first is the default.
+template <typename T>
+std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims);
+
+// Resolves BackendOptions.block ({0,0,0} = default) to a compiled shape; throws BackendError
+// listing the compiled shapes when none matches.
+template <typename T>
+StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block);
+
+// One sweep out = stencil(u) (+ source*f) over the interior, asynchronous on `stream`.
+template <typename T>
+void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
+                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream);
+
+// Multiprocessor count of the current device (cached per device).
+int current_sm_count();
+
+}  // namespace heatsolve::cuda

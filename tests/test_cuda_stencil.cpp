@@ -1,0 +1,391 @@
+// GPU tests of the CUDA backend: every stencil variant (and, in CUDA builds, every compiled
+// block shape) against the CPU reference after many steps, ghost filling, reductions, and
+// "auto" selection. They skip themselves on machines without a CUDA device; the generic part
+// compiles without CUDA too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/bench.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/stencil.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/stencil_bench.hpp"
+#include "kernels/cuda/stencil_launch.cuh"
+#endif
+
+namespace heatsolve {
+namespace {
+
+const std::vector<std::string> kVariants = {
+    "naive", "shared", "nondivergent", "2.5d", "2.5d-single-slice", "2.5d-register"};
+
+#define SKIP_WITHOUT_GPU()                                                    \
+  do {                                                                        \
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
+  } while (0)
+
+struct BcCase {
+  std::string name;
+  BoundaryFaces faces;
+};
+
+// HEATSOLVE_GPU_TEST_QUICK=1 (scripts/sanitize_gpu.sh): fewer steps and cases, for the
+// sanitizers.
+bool quick() {
+  return std::getenv("HEATSOLVE_GPU_TEST_QUICK") != nullptr;
+}
+int steps(int normal) {
+  return quick() ? 2 : normal;
+}
+
+std::vector<BcCase> bc_cases() {
+  using B = BoundaryType;
+  std::vector<BcCase> cs;
+  BoundaryFaces d, n, p, m;
+  for (int f = 0; f < 6; ++f) {
+    d[f] = {B::Dirichlet, 0.25 + 0.5 * f};
+    n[f] = {B::Neumann, -0.75 + 0.3 * f};
+    p[f] = {B::Periodic, 0.0};
+  }
+  m[0] = {B::Dirichlet, 1.5};
+  m[1] = {B::Neumann, -2.0};
+  m[2] = {B::Periodic, 0.0};
+  m[3] = {B::Periodic, 0.0};
+  m[4] = {B::Neumann, 0.5};
+  m[5] = {B::Dirichlet, -1.0};
+  if (!quick()) {
+    cs.push_back({"dirichlet", d});
+    cs.push_back({"neumann", n});
+    cs.push_back({"periodic", p});
+  }
+  cs.push_back({"mixed", m});
+  return cs;
+}
+
+GridDesc make_grid(int dims) {
+  GridDesc g;
+  g.dims = dims;
+  if (dims == 3) {  // odd sizes: not multiples of any block
+    g.nx = 37;
+    g.ny = 29;
+    g.nz = 23;
+  } else {
+    g.nx = 67;
+    g.ny = 45;
+    g.nz = 1;
+  }
+  g.hx = 1.0 / g.nx;
+  g.hy = 1.3 / g.ny;
+  g.hz = 0.8 / g.nz;
+  return g;
+}
+
+template <typename T>
+std::vector<T> random_field(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <typename T>
+double max_rel_interior(const std::vector<T>& a, const std::vector<T>& ref, const GridDesc& g,
+                        std::string* where = nullptr) {
+  double num = 0, den = 0;
+  const int nz = g.dims == 3 ? g.nz : 1;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t idx = g.index(i, j, g.dims == 3 ? k : 0);
+        const double e = std::abs(double(a[idx]) - double(ref[idx]));
+        if (!(e <= num)) {  // NaN counts as the worst
+          num = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+          if (where)
+            *where = "(" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
+                     ") got " + std::to_string(double(a[idx])) + " want " +
+                     std::to_string(double(ref[idx]));
+        }
+        den = std::max(den, std::abs(double(ref[idx])));
+      }
+  return num / std::max(den, 1e-300);
+}
+
+template <typename T>
+constexpr double tolerance() {
+  return sizeof(T) == sizeof(float) ? 1e-5 : 1e-12;
+}
+
+// Runs `steps` heat steps (ghost fill, sweep with a random source, swap) on the CPU reference
+// and on `dev`, poisoning the device output with NaN before every sweep; `sweep` launches
+// the device sweep. Returns the relative interior difference.
+template <typename T, typename Sweep>
+double compare_steps(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int steps,
+                     unsigned seed, Sweep&& sweep, std::string* where) {
+  CpuBackend<T> cpu;
+  const std::size_t n = g.padded_size();
+  const std::vector<T> u0 = random_field<T>(n, seed), f0 = random_field<T>(n, seed + 1);
+  const std::vector<T> poison(n, std::numeric_limits<T>::quiet_NaN());
+  const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+
+  std::vector<T> cu = u0, cout = u0, cf = f0;
+  auto du = dev.allocate(n), dout = dev.allocate(n), df = dev.allocate(n);
+  du->copy_from_host(u0.data());
+  df->copy_from_host(f0.data());
+  for (int s = 0; s < steps; ++s) {
+    cpu_apply_boundary(cu.data(), g, bc);
+    cpu_stencil(cu.data(), cout.data(), cf.data(), g, c);
+    std::swap(cu, cout);
+
+    dev.apply_boundary(du->data(), g, bc);
+    dout->copy_from_host(poison.data());
+    sweep(du->data(), dout->data(), df->data(), c);
+    std::swap(du, dout);
+  }
+  dev.synchronize();
+  std::vector<T> got(n);
+  du->copy_to_host(got.data());
+  return max_rel_interior(got, cu, g, where);
+}
+
+template <typename T>
+void check_variants() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (const BcCase& bc : bc_cases()) {
+      for (const std::string& v : kVariants) {
+        SCOPED_TRACE(v + " " + std::to_string(dims) + "D " + bc.name);
+        BackendOptions o;
+        o.kernel = v;
+        auto dev = make_backend<T>(BackendKind::Cuda, o);
+        EXPECT_EQ(dev->prepare(g), v);
+        std::string where;
+        const double err = compare_steps<T>(
+            *dev, g, bc.faces, steps(50), 17u + dims,
+            [&](const T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
+              dev->stencil(u, out, f, g, c);
+            },
+            &where);
+        EXPECT_LE(err, tolerance<T>()) << "worst at " << where;
+      }
+    }
+  }
+}
+
+TEST(CudaStencil, EveryVariantMatchesCpuFloat) {
+  check_variants<float>();
+}
+TEST(CudaStencil, EveryVariantMatchesCpuDouble) {
+  check_variants<double>();
+}
+
+// Without a source (f == nullptr) too.
+TEST(CudaStencil, NoSourceMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (const std::string& v : kVariants) {
+      SCOPED_TRACE(v + " " + std::to_string(dims) + "D");
+      BackendOptions o;
+      o.kernel = v;
+      auto dev = make_backend<double>(BackendKind::Cuda, o);
+      CpuBackend<double> cpu;
+      const std::size_t n = g.padded_size();
+      std::vector<double> u = random_field<double>(n, 5), ref(n), got(n);
+      const BoundaryFaces bc = bc_cases().back().faces;
+      cpu_apply_boundary(u.data(), g, bc);
+      const StencilCoeffs<double> c = jacobi_coeffs<double>(g);
+      cpu_stencil(u.data(), ref.data(), static_cast<const double*>(nullptr), g, c);
+      auto du = dev->allocate(n), dout = dev->allocate(n);
+      du->copy_from_host(u.data());
+      std::vector<double> poison(n, std::numeric_limits<double>::quiet_NaN());
+      dout->copy_from_host(poison.data());
+      dev->stencil(du->data(), dout->data(), nullptr, g, c);
+      dout->copy_to_host(got.data());
+      EXPECT_LE(max_rel_interior(got, ref, g), 1e-13);
+    }
+  }
+}
+
+TEST(CudaStencil, GhostFillMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3})
+    for (const BcCase& bc : bc_cases()) {
+      SCOPED_TRACE(std::to_string(dims) + "D " + bc.name);
+      const GridDesc g = make_grid(dims);
+      auto dev = make_backend<double>(BackendKind::Cuda, {});
+      const std::size_t n = g.padded_size();
+      std::vector<double> ref = random_field<double>(n, 9), got(n);
+      auto du = dev->allocate(n);
+      du->copy_from_host(ref.data());
+      BoundaryFaces faces = bc.faces;
+      faces[1].type = BoundaryType::Exchange;  // must stay untouched
+      cpu_apply_boundary(ref.data(), g, faces);
+      dev->apply_boundary(du->data(), g, faces);
+      du->copy_to_host(got.data());
+      for (std::size_t q = 0; q < n; ++q) ASSERT_EQ(got[q], ref[q]) << "index " << q;
+    }
+}
+
+TEST(CudaStencil, AutoPicksAVariant) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    auto dev = make_backend<float>(BackendKind::Cuda, {});
+    const GridDesc g = make_grid(dims);
+    const std::string choice = dev->prepare(g);
+    EXPECT_NE(std::find(kVariants.begin(), kVariants.end(), choice), kVariants.end()) << choice;
+    EXPECT_EQ(dev->prepare(g), choice);  // cached
+    std::string where;
+    const double err = compare_steps<float>(
+        *dev, g, bc_cases()[0].faces, steps(10), 3,
+        [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
+          dev->stencil(u, out, f, g, c);
+        },
+        &where);
+    EXPECT_LE(err, 1e-5) << where;
+  }
+}
+
+TEST(CudaStencil, UnknownKernelAndBadBlockThrow) {
+  SKIP_WITHOUT_GPU();
+  BackendOptions o;
+  o.kernel = "no-such-kernel";
+  EXPECT_THROW(make_backend<float>(BackendKind::Cuda, o), BackendError);
+  o.kernel = "naive";
+  o.block = {3, 5, 7};
+  auto dev = make_backend<float>(BackendKind::Cuda, o);
+  EXPECT_THROW(dev->prepare(make_grid(3)), BackendError);
+}
+
+template <typename T>
+void check_reductions() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    const std::size_t n = g.padded_size();
+    const std::vector<T> a = random_field<T>(n, 21, -2, 3), b = random_field<T>(n, 22),
+                         f = random_field<T>(n, 23);
+    CpuBackend<T> cpu;
+    auto dev = make_backend<T>(BackendKind::Cuda, {});
+    auto da = dev->allocate(n), db = dev->allocate(n), df = dev->allocate(n);
+    da->copy_from_host(a.data());
+    db->copy_from_host(b.data());
+    df->copy_from_host(f.data());
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::SumSquares, ReduceOp::MaxAbs}) {
+      SCOPED_TRACE(std::to_string(dims) + "D op " + std::to_string(int(op)));
+      auto near = [](double got, double want) {
+        EXPECT_NEAR(got, want, 1e-11 * std::max(1.0, std::abs(want)));
+      };
+      const double r1 = dev->reduce(da->data(), g, op);
+      near(r1, cpu.reduce(a.data(), g, op));
+      EXPECT_EQ(r1, dev->reduce(da->data(), g, op));  // deterministic, bit for bit
+      near(dev->reduce_diff(da->data(), db->data(), g, op),
+           cpu.reduce_diff(a.data(), b.data(), g, op));
+      near(dev->reduce_residual(da->data(), df->data(), g, op),
+           cpu.reduce_residual(a.data(), f.data(), g, op));
+      near(dev->reduce_residual(da->data(), nullptr, g, op),
+           cpu.reduce_residual(a.data(), nullptr, g, op));
+    }
+  }
+}
+
+TEST(CudaReduce, MatchesCpuFloat) {
+  check_reductions<float>();
+}
+TEST(CudaReduce, MatchesCpuDouble) {
+  check_reductions<double>();
+}
+
+TEST(CudaStencil, BenchWithoutDeviceOrCudaFails) {
+  if (cuda_device_available()) GTEST_SKIP() << "a device is present";
+  EXPECT_NE(run_stencil_bench(16, 3, "float", false), 0);
+}
+
+#ifdef HEATSOLVE_HAVE_CUDA
+// Every compiled block shape of every variant (including the ones BackendOptions.block cannot
+// name), with explicit small chunks for the streaming rungs.
+template <typename T>
+void check_all_shapes() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (StencilVariant v : kAllStencilVariants) {
+      std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, dims);
+      const bool streaming = v == StencilVariant::Streaming25D ||
+                             v == StencilVariant::SingleSlice25D ||
+                             v == StencilVariant::Register25D;
+      if (streaming)
+        for (std::size_t q = 0, m = shapes.size(); q < m; ++q) {
+          cuda::StencilShape s = shapes[q];
+          s.bz = 5;  // chunks of 5 planes: the last one partial
+          shapes.push_back(s);
+          s.bz = 1;
+          shapes.push_back(s);
+        }
+      for (const cuda::StencilShape& s : shapes) {
+        SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " " +
+                     std::to_string(dims) + "D");
+        auto dev = make_backend<T>(BackendKind::Cuda, {});
+        std::string where;
+        const double err = compare_steps<T>(
+            *dev, g, bc_cases().back().faces, steps(12), 31,
+            [&](const T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
+              cuda::launch_stencil<T>(v, s, u, out, f, g, c, nullptr);
+            },
+            &where);
+        EXPECT_LE(err, tolerance<T>()) << "worst at " << where;
+      }
+    }
+  }
+}
+
+TEST(CudaStencil, EveryCompiledShapeFloat) {
+  check_all_shapes<float>();
+}
+TEST(CudaStencil, EveryCompiledShapeDouble) {
+  check_all_shapes<double>();
+}
+
+// Not a test: the benchmark table, run on demand (scripts/gpu_stencil.sh):
+//   HEATSOLVE_BENCH="512 3 float all" heatsolve_tests --gtest_also_run_disabled_tests
+//       --gtest_filter=CudaStencilBench.DISABLED_Table
+TEST(CudaStencilBench, DISABLED_Table) {
+  SKIP_WITHOUT_GPU();
+  const char* spec = std::getenv("HEATSOLVE_BENCH");
+  int size = 256, dims = 3;
+  char prec[16] = "float", mode[16] = "";
+  if (spec) std::sscanf(spec, "%d %d %15s %15s", &size, &dims, prec, mode);
+  if (std::string(mode) != "all") {
+    EXPECT_EQ(run_stencil_bench(size, dims, prec, false), 0);
+    return;
+  }
+  StencilBenchOptions o;
+  o.size = size;
+  o.dims = dims;
+  o.precision = prec;
+  o.all_shapes = true;
+  const auto rows = bench_stencils(o);
+  ASSERT_FALSE(rows.empty());
+  std::printf("ALLSHAPES %s %d^%d %s copy %.0f GB/s memcpy %.0f GB/s\n", rows[0].device.c_str(),
+              size, dims, prec, rows[0].copy_gbs, rows[0].memcpy_gbs);
+  for (const auto& r : rows)
+    std::printf("ALLSHAPES %-18s %-12s %s %8.4f ms %7.2f GPt/s %6.0f GB/s %5.1f%% %5.2fx\n",
+                r.variant.c_str(), r.shape.c_str(), r.is_default ? "*" : " ", r.ms_per_step,
+                r.gpoints_per_s, r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive);
+}
+#endif
+
+}  // namespace
+}  // namespace heatsolve
