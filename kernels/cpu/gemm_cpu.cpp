@@ -16,7 +16,8 @@ void gemm_reference(int M, int N, int K, const T* A, const T* B, double* C, doub
       const T* brow = B + std::int64_t(k) * N;
       for (int j = 0; j < N; ++j) acc[j] += a * static_cast<double>(brow[j]);
       if (c_abs)
-        for (int j = 0; j < N; ++j) aacc[j] += std::fabs(a) * std::fabs(static_cast<double>(brow[j]));
+        for (int j = 0; j < N; ++j)
+          aacc[j] += std::fabs(a) * std::fabs(static_cast<double>(brow[j]));
     }
     for (int j = 0; j < N; ++j) {
       C[std::int64_t(i) * N + j] = acc[j];
@@ -44,10 +45,9 @@ void gemm_atb_reference(std::int64_t N, int m, int n, const T* A, const T* B, do
 }
 
 template void gemm_reference<float>(int, int, int, const float*, const float*, double*, double*);
-template void gemm_reference<double>(int, int, int, const double*, const double*, double*,
-                                     double*);
-template void gemm_atb_reference<float>(std::int64_t, int, int, const float*, const float*,
-                                        double*, double*);
+template void gemm_reference<double>(int, int, int, const double*, const double*, double*, double*);
+template void gemm_atb_reference<float>(std::int64_t, int, int, const float*, const float*, double*,
+                                        double*);
 template void gemm_atb_reference<double>(std::int64_t, int, int, const double*, const double*,
                                          double*, double*);
 

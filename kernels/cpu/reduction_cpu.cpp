@@ -10,9 +10,12 @@ namespace {
 
 double transform(ReduceOp op, double x) {
   switch (op) {
-    case ReduceOp::Sum: return x;
-    case ReduceOp::SumSquares: return x * x;
-    case ReduceOp::MaxAbs: return std::fabs(x);
+    case ReduceOp::Sum:
+      return x;
+    case ReduceOp::SumSquares:
+      return x * x;
+    case ReduceOp::MaxAbs:
+      return std::fabs(x);
   }
   return x;
 }
@@ -69,9 +72,8 @@ double reduce_interior(ReduceOp op, const T* u, const GridDesc& g) {
 
 template <typename T>
 double reduce_diff_interior(ReduceOp op, const T* a, const T* b, const GridDesc& g) {
-  return interior(op, g, [&](std::int64_t p) {
-    return static_cast<double>(a[p]) - static_cast<double>(b[p]);
-  });
+  return interior(
+      op, g, [&](std::int64_t p) { return static_cast<double>(a[p]) - static_cast<double>(b[p]); });
 }
 
 template <typename T>
@@ -90,10 +92,10 @@ double reduce_residual_interior(ReduceOp op, const T* u, const T* f, const GridD
   });
 }
 
-#define HS_INSTANTIATE(T)                                                                    \
-  template double reduce_flat<T>(ReduceOp, const T*, std::size_t);                           \
-  template double reduce_interior<T>(ReduceOp, const T*, const GridDesc&);                   \
-  template double reduce_diff_interior<T>(ReduceOp, const T*, const T*, const GridDesc&);    \
+#define HS_INSTANTIATE(T)                                                                 \
+  template double reduce_flat<T>(ReduceOp, const T*, std::size_t);                        \
+  template double reduce_interior<T>(ReduceOp, const T*, const GridDesc&);                \
+  template double reduce_diff_interior<T>(ReduceOp, const T*, const T*, const GridDesc&); \
   template double reduce_residual_interior<T>(ReduceOp, const T*, const T*, const GridDesc&);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)

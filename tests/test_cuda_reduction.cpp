@@ -1,0 +1,418 @@
+// CUDA reduction ladder: every rung, op and precision vs a long-double CPU reference on awkward
+// sizes; exact integer data (any lost or doubled contribution changes the result); the
+// warp-synchronous race detector for rung 5; determinism; the padded-grid solver norms vs the
+// CPU equivalents. Skips itself without a CUDA device; compiles without CUDA.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/cpu/reduction_cpu.hpp"
+#include "kernels/grid.hpp"
+#ifdef HEATSOLVE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/reduction.cuh"
+#endif
+
+namespace {
+
+using heatsolve::GridDesc;
+using heatsolve::ReduceOp;
+
+#define HS_SKIP_WITHOUT_GPU() \
+  if (!heatsolve::cuda_device_available()) GTEST_SKIP() << "no CUDA device"
+
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::SumSquares, ReduceOp::MaxAbs};
+
+const char* op_name(ReduceOp op) {
+  return op == ReduceOp::Sum ? "sum" : op == ReduceOp::SumSquares ? "sumsq" : "maxabs";
+}
+
+// Long-double reference; `scale` receives sum |transform(x)| (the error-bound scale).
+template <class T>
+long double reference(ReduceOp op, const T* x, std::size_t n, long double* scale = nullptr) {
+  long double acc = 0, s = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const long double v = x[i];
+    switch (op) {
+      case ReduceOp::Sum:
+        acc += v;
+        s += std::fabs(v);
+        break;
+      case ReduceOp::SumSquares:
+        acc += v * v;
+        s += v * v;
+        break;
+      case ReduceOp::MaxAbs:
+        acc = std::max(acc, std::fabs(v));
+        break;
+    }
+  }
+  if (scale) *scale = s;
+  return acc;
+}
+
+}  // namespace
+
+#ifdef HEATSOLVE_HAVE_CUDA
+
+namespace {
+
+namespace gpu = heatsolve::cuda;
+using gpu::ReductionVariant;
+
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<std::size_t>(n, 1) * sizeof(T)),
+              cudaSuccess);
+  }
+  explicit DeviceArray(const std::vector<T>& h) : DeviceArray(h.size()) { upload(h); }
+  ~DeviceArray() { cudaFree(p_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  void upload(const std::vector<T>& h) {
+    EXPECT_EQ(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_;
+};
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, double lo, double hi, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <class T>
+std::vector<T> random_ints(std::size_t n, int lo, int hi, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <class T>
+class CudaReduction : public ::testing::Test {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaReduction, Precisions);
+
+// Every rung x op on random data of awkward sizes, against long double.
+TYPED_TEST(CudaReduction, EveryRungMatchesLongDoubleReference) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t sizes[] = {1,   2,   31,  32,   33,    255,     256,
+                               257, 511, 513, 1025, 65537, 1000003, (std::size_t(1) << 24) + 3};
+  for (std::size_t n : sizes) {
+    const auto h = random_vector<T>(n, -1.0, 1.0, static_cast<std::uint32_t>(n));
+    DeviceArray<T> d(h);
+    for (ReduceOp op : kOps) {
+      long double scale = 0;
+      const long double ref = reference(op, h.data(), n, &scale);
+      for (ReductionVariant v : gpu::all_reduction_variants()) {
+        const double r = gpu::reduce(v, op, d.get(), n, nullptr);
+        SCOPED_TRACE(::testing::Message()
+                     << gpu::reduction_variant_name(v) << " " << op_name(op) << " n=" << n);
+        if (op == ReduceOp::MaxAbs) {
+          EXPECT_EQ(r, static_cast<double>(ref));  // max is exact
+        } else {
+          // Ladder rungs accumulate in T, the modern rung in double. Serial chains are at most
+          // a few hundred adds long (rung 7's grid-stride loop), trees log2(n).
+          const double eps = v == ReductionVariant::Modern ? std::numeric_limits<double>::epsilon()
+                                                           : std::numeric_limits<T>::epsilon();
+          const double tol = eps * static_cast<double>(scale) * (64.0 + double(n) / 16384.0);
+          EXPECT_NEAR(r, static_cast<double>(ref), tol);
+        }
+      }
+    }
+  }
+}
+
+// Small integers: every partial sum is exact in T, so any lost, stale or doubled contribution
+// (a race, a wrong bound, a missing tail element) changes the result exactly.
+TYPED_TEST(CudaReduction, ExactOnIntegerData) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t sizes[] = {1, 31, 64, 255, 513, 1025, 4097, 65537, (std::size_t(1) << 20) + 7};
+  for (std::size_t n : sizes) {
+    for (int pattern = 0; pattern < 2; ++pattern) {
+      auto h = pattern == 0 ? random_ints<T>(n, 1, 3, 7u + n) : random_ints<T>(n, -3, 3, 9u + n);
+      // A unique maximum |x| at a random position (and one of the ends).
+      std::mt19937 rng(static_cast<std::uint32_t>(n));
+      h[rng() % n] = T(-7);
+      DeviceArray<T> d(h);
+      for (ReduceOp op : kOps) {
+        const double ref = static_cast<double>(reference(op, h.data(), n));
+        for (ReductionVariant v : gpu::all_reduction_variants()) {
+          EXPECT_EQ(gpu::reduce(v, op, d.get(), n, nullptr), ref)
+              << gpu::reduction_variant_name(v) << " " << op_name(op) << " n=" << n
+              << " pattern=" << pattern;
+        }
+      }
+    }
+  }
+}
+
+// The warp-synchronous detector: one-hot data. For every position p inside the first two
+// blocks the sum must be exactly 1 and the max-abs exactly 1: a last-warp step that reads a
+// neighbour's slot before it was written (the pre-Volta bug) loses the one for some p.
+// Repeated over many launches, with a second value in another lane so stale reads also
+// show up as wrong sums, not only as zeros.
+TYPED_TEST(CudaReduction, WarpTailRaceDetectorOneHot) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t n = 1024;
+  const ReductionVariant rungs[] = {ReductionVariant::UnrollLastWarp,
+                                    ReductionVariant::CompleteUnroll,
+                                    ReductionVariant::MultipleElements, ReductionVariant::Modern};
+  std::vector<T> h(n, T(0));
+  DeviceArray<T> d(n);
+  int failures = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    std::fill(h.begin(), h.end(), T(0));
+    h[p] = T(1);
+    h[(p * 7 + 3) % n] += T(2);
+    d.upload(h);
+    for (ReductionVariant v : rungs) {
+      const double s = gpu::reduce(v, ReduceOp::Sum, d.get(), n, nullptr);
+      const double m = gpu::reduce(v, ReduceOp::MaxAbs, d.get(), n, nullptr);
+      const double want_m = static_cast<double>(*std::max_element(h.begin(), h.end()));
+      if (s != 3.0 || m != want_m) {
+        ++failures;
+        ADD_FAILURE() << gpu::reduction_variant_name(v) << " p=" << p << " sum=" << s
+                      << " max=" << m;
+      }
+      if (failures > 20) return;
+    }
+  }
+}
+
+// Small and quick: every rung and op once on exact data. The GPU script runs this one under
+// compute-sanitizer racecheck/memcheck (expects zero hazards and errors).
+TYPED_TEST(CudaReduction, SmallAllRungsForSanitizers) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t n = 5003;
+  const auto h = random_ints<T>(n, -3, 3, 17u);
+  DeviceArray<T> d(h);
+  for (ReduceOp op : kOps)
+    for (ReductionVariant v : gpu::all_reduction_variants())
+      EXPECT_EQ(gpu::reduce(v, op, d.get() + 1, n - 1, nullptr),
+                static_cast<double>(reference(op, h.data() + 1, n - 1)))
+          << gpu::reduction_variant_name(v) << " " << op_name(op);
+  GridDesc g;
+  g.dims = 3;
+  g.nx = 13;
+  g.ny = 7;
+  g.nz = 5;
+  const auto u = random_vector<T>(g.padded_size(), -1.0, 1.0, 18u);
+  DeviceArray<T> du(u);
+  EXPECT_NEAR(
+      gpu::reduce_residual_interior<T>(ReduceOp::SumSquares, du.get(), nullptr, g, nullptr),
+      heatsolve::cpu::reduce_residual_interior<T>(ReduceOp::SumSquares, u.data(), nullptr, g),
+      1e-6);
+}
+
+// Negative control: the pre-Volta rung 5 (no volatile, no __syncwarp). Informational only --
+// whether it goes wrong depends on the compiler and the hardware; compute-sanitizer racecheck
+// (scripts/gpu_reduce_gemm.sh) reports its hazards, and the detector above would fail on it.
+TYPED_TEST(CudaReduction, UnsafeRung5ControlInformational) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t n = 1024;
+  std::vector<T> h(n, T(0));
+  DeviceArray<T> d(n);
+  int wrong = 0;
+  // HS_UNSAFE_POSITIONS limits the positions tried (the sanitizer run uses a few).
+  const char* env = std::getenv("HS_UNSAFE_POSITIONS");
+  const std::size_t positions = env ? std::min<std::size_t>(std::strtoul(env, nullptr, 10), n) : n;
+  for (std::size_t p = 0; p < positions; ++p) {
+    std::fill(h.begin(), h.end(), T(0));
+    h[p] = T(1);
+    d.upload(h);
+    if (gpu::testing::reduce_r5_unsafe(ReduceOp::Sum, d.get(), n, nullptr) != 1.0) ++wrong;
+  }
+  std::printf("[ info ] unsafe rung 5: %d of %zu one-hot sums wrong\n", wrong, positions);
+  this->RecordProperty("unsafe_rung5_wrong", wrong);
+}
+
+TYPED_TEST(CudaReduction, BitwiseDeterministic) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t n = (std::size_t(1) << 24) + 3;
+  const auto h = random_vector<T>(n, -1.0, 1.0, 4242u);
+  DeviceArray<T> d(h);
+  for (ReduceOp op : kOps)
+    for (ReductionVariant v : gpu::all_reduction_variants()) {
+      const double a = gpu::reduce(v, op, d.get(), n, nullptr);
+      const double b = gpu::reduce(v, op, d.get(), n, nullptr);
+      EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+          << gpu::reduction_variant_name(v) << " " << op_name(op) << ": " << a << " vs " << b;
+    }
+}
+
+TYPED_TEST(CudaReduction, MisalignedStartAndEdgeCases) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const std::size_t n = 100003;
+  const auto h = random_ints<T>(n + 8, -3, 3, 55u);
+  DeviceArray<T> d(h);
+  for (std::size_t off = 0; off < 5; ++off)
+    for (std::size_t len : {std::size_t(1), std::size_t(3), std::size_t(5), n}) {
+      const double ref = static_cast<double>(reference(ReduceOp::Sum, h.data() + off, len));
+      for (ReductionVariant v : gpu::all_reduction_variants())
+        EXPECT_EQ(gpu::reduce(v, ReduceOp::Sum, d.get() + off, len, nullptr), ref)
+            << gpu::reduction_variant_name(v) << " off=" << off << " len=" << len;
+    }
+  // Empty input: the identity.
+  for (ReduceOp op : kOps)
+    EXPECT_EQ(gpu::reduce(ReductionVariant::Modern, op, d.get(), 0, nullptr), 0.0);
+  // NaN propagates through max-abs in every rung.
+  std::vector<T> hn(3000, T(1));
+  hn[1234] = std::numeric_limits<T>::quiet_NaN();
+  DeviceArray<T> dn(hn);
+  for (ReductionVariant v : gpu::all_reduction_variants())
+    EXPECT_TRUE(std::isnan(gpu::reduce(v, ReduceOp::MaxAbs, dn.get(), hn.size(), nullptr)))
+        << gpu::reduction_variant_name(v);
+}
+
+TYPED_TEST(CudaReduction, VariantNamesRoundTrip) {
+  for (ReductionVariant v : gpu::all_reduction_variants()) {
+    ReductionVariant w{};
+    ASSERT_TRUE(gpu::parse_reduction_variant(gpu::reduction_variant_name(v), &w));
+    EXPECT_EQ(v, w);
+  }
+  ReductionVariant w{};
+  EXPECT_FALSE(gpu::parse_reduction_variant("r9", &w));
+}
+
+// ---- Padded GridDesc fields -------------------------------------------------------------------
+GridDesc make_grid(int dims, int nx, int ny, int nz) {
+  GridDesc g;
+  g.dims = dims;
+  g.nx = nx;
+  g.ny = ny;
+  g.nz = dims == 3 ? nz : 1;
+  g.hx = 1.0 / (nx + 1);
+  g.hy = 0.7 / (ny + 1);
+  g.hz = 1.3 / (g.nz + 1);
+  return g;
+}
+
+bool is_ghost(const GridDesc& g, std::size_t p) {
+  const std::size_t x = p % g.px(), row = p / g.px();
+  const std::size_t y = row % g.py(), z = row / g.py();
+  const bool in = x >= 1 && x <= std::size_t(g.nx) && y >= 1 && y <= std::size_t(g.ny) &&
+                  (g.dims == 2 || (z >= 1 && z <= std::size_t(g.nz)));
+  return !in;
+}
+
+TYPED_TEST(CudaReduction, GridNormsMatchCpu) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const GridDesc grids[] = {
+      make_grid(3, 37, 23, 19), make_grid(3, 1, 1, 1),    make_grid(3, 5, 3, 2),
+      make_grid(3, 300, 7, 5),  make_grid(3, 64, 64, 64), make_grid(2, 130, 7, 1),
+      make_grid(2, 1, 1, 1),    make_grid(2, 257, 3, 1),  make_grid(2, 1000, 999, 1)};
+  for (const GridDesc& g : grids) {
+    const std::size_t np = g.padded_size();
+    // Ghosts of a/b/f poisoned with huge values: a wrong mask shows at once. u's ghosts are
+    // finite (the residual reads them) but large.
+    auto a = random_vector<T>(np + 1, -1.0, 1.0, 1u + np);
+    auto b = random_vector<T>(np + 1, -1.0, 1.0, 2u + np);
+    auto f = random_vector<T>(np, -1.0, 1.0, 3u + np);
+    auto u = random_vector<T>(np, -1.0, 1.0, 4u + np);
+    for (std::size_t p = 0; p < np; ++p)
+      if (is_ghost(g, p)) {
+        a[p] = b[p] = f[p] = T(1e30);
+        u[p] = T(50);
+      }
+    DeviceArray<T> da(a), db(b), df(f), du(u);
+    for (ReduceOp op : kOps) {
+      SCOPED_TRACE(::testing::Message() << op_name(op) << " grid " << g.dims << "D " << g.nx << "x"
+                                        << g.ny << "x" << g.nz);
+      auto close = [](double got, double want) {
+        EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::fabs(want)));
+      };
+      close(gpu::reduce_interior(op, da.get(), g, nullptr),
+            heatsolve::cpu::reduce_interior(op, a.data(), g));
+      close(gpu::reduce_diff_interior(op, da.get(), db.get(), g, nullptr),
+            heatsolve::cpu::reduce_diff_interior(op, a.data(), b.data(), g));
+      // b + 1: a different 16-byte phase from a -> the scalar-load path.
+      close(gpu::reduce_diff_interior(op, da.get(), db.get() + 1, g, nullptr),
+            heatsolve::cpu::reduce_diff_interior(op, a.data(), b.data() + 1, g));
+      close(gpu::reduce_residual_interior(op, du.get(), df.get(), g, nullptr),
+            heatsolve::cpu::reduce_residual_interior(op, u.data(), f.data(), g));
+      close(gpu::reduce_residual_interior<T>(op, du.get(), nullptr, g, nullptr),
+            heatsolve::cpu::reduce_residual_interior<T>(op, u.data(), nullptr, g));
+      // Deterministic.
+      const double r1 = gpu::reduce_residual_interior(op, du.get(), df.get(), g, nullptr);
+      const double r2 = gpu::reduce_residual_interior(op, du.get(), df.get(), g, nullptr);
+      EXPECT_EQ(std::memcmp(&r1, &r2, sizeof r1), 0);
+    }
+  }
+}
+
+TYPED_TEST(CudaReduction, AsyncWithOwnWorkspaceAndStream) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const GridDesc g = make_grid(3, 40, 30, 20);
+  const auto u = random_vector<T>(g.padded_size(), -2.0, 2.0, 99u);
+  DeviceArray<T> du(u);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  {
+    gpu::ReductionWorkspace ws;
+    gpu::reduce_interior_async(ReduceOp::MaxAbs, du.get(), g, s, ws);
+    double r = 0;
+    ASSERT_EQ(cudaMemcpyAsync(&r, ws.d_result(), sizeof r, cudaMemcpyDeviceToHost, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_EQ(r, heatsolve::cpu::reduce_interior(ReduceOp::MaxAbs, u.data(), g));
+  }
+  cudaStreamDestroy(s);
+}
+
+}  // namespace
+
+#endif  // HEATSOLVE_HAVE_CUDA
+
+// CPU equivalents (run everywhere, also in CI without a GPU).
+TEST(CpuReduction, FlatAndInteriorMatchLongDouble) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> x(100001);
+  for (auto& v : x) v = d(rng);
+  for (ReduceOp op : kOps) {
+    long double scale = 0;
+    const long double ref = reference(op, x.data(), x.size(), &scale);
+    EXPECT_NEAR(heatsolve::cpu::reduce_flat(op, x.data(), x.size()), static_cast<double>(ref),
+                1e-13 * static_cast<double>(scale) + 1e-300);
+  }
+  GridDesc g;
+  g.dims = 2;
+  g.nx = 3;
+  g.ny = 2;
+  std::vector<float> u(g.padded_size(), 100.0f);
+  for (int j = 0; j < g.ny; ++j)
+    for (int i = 0; i < g.nx; ++i) u[g.index(i, j, 0)] = static_cast<float>(i + 10 * j);
+  EXPECT_EQ(heatsolve::cpu::reduce_interior(ReduceOp::Sum, u.data(), g), 0 + 1 + 2 + 10 + 11 + 12);
+  EXPECT_EQ(heatsolve::cpu::reduce_interior(ReduceOp::MaxAbs, u.data(), g), 12.0);
+  EXPECT_EQ(heatsolve::cpu::reduce_flat(ReduceOp::Sum, u.data(), 0), 0.0);
+}
