@@ -46,7 +46,10 @@ class CudaBuffer {
 template <typename T>
 class CudaArray final : public Array<T> {
  public:
-  explicit CudaArray(std::size_t n) : buf_(n) {}
+  // Zero-filled, as Backend::allocate promises (ghost cells start defined).
+  explicit CudaArray(std::size_t n) : buf_(n) {
+    if (n) CUDA_CHECK(cudaMemset(buf_.get(), 0, n * sizeof(T)));
+  }
   T* data() override { return buf_.get(); }
   const T* data() const override { return buf_.get(); }
   std::size_t size() const override { return buf_.size(); }

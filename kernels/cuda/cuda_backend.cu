@@ -7,11 +7,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "kernels/cuda/backend_reduce.cuh"
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/field_ops.cuh"
+#include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/reduction.cuh"
 #include "kernels/cuda/stencil_launch.cuh"
+#include "kernels/cuda/temporal_launch.cuh"
 
 namespace heatsolve {
 
@@ -134,14 +137,17 @@ template <typename T>
 class CudaBackend final : public Backend<T> {
  public:
   explicit CudaBackend(const BackendOptions& opts) : opts_(opts) {
-    if (opts.kernel != "auto") {
+    // "temporal": fused multi-step passes (temporal_launch.cuh); single steps (remainders,
+    // periodic/exchange faces) use the "auto" choice.
+    temporal_ = opts.kernel == "temporal";
+    if (opts.kernel != "auto" && !temporal_) {
       fixed_ = parse_stencil_variant(opts.kernel);
       if (!fixed_) {
         std::string names;
         for (StencilVariant v : kAllStencilVariants)
           names += std::string(names.empty() ? "" : ", ") + stencil_variant_name(v);
         throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (auto, " + names +
-                           ")");
+                           ", temporal)");
       }
     }
     if (opts.device >= 0) {
@@ -156,9 +162,7 @@ class CudaBackend final : public Backend<T> {
     d << "CUDA device " << device_ << ": " << prop.name << " (sm_" << prop.major << prop.minor
       << ", " << prop.multiProcessorCount << " SMs, " << (prop.totalGlobalMem >> 20) << " MiB)";
     device_desc_ = d.str();
-    scratch_ = make_reduce_scratch();
   }
-  ~CudaBackend() override { free_reduce_scratch(scratch_); }
 
   std::string name() const override { return "cuda"; }
   std::string description() const override {
@@ -170,7 +174,39 @@ class CudaBackend final : public Backend<T> {
     return std::make_unique<CudaArray<T>>(n);
   }
 
-  std::string prepare(const GridDesc& g) override { return choose(g).label; }
+  std::string prepare(const GridDesc& g) override {
+    const std::string label = choose(g).label;
+    if (!temporal_) return label;
+    time_block_ = choose_time_block(g);
+    return "temporal k=" + std::to_string(time_block_) + " + " + label;
+  }
+
+  int max_time_block() const override { return temporal_ ? time_block_ : 1; }
+
+  // Passes of the largest compiled k <= the steps left (remainder: single steps). Faces
+  // other than Dirichlet/Neumann: single steps throughout.
+  T* stencil_steps(T* u, T* tmp, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                   const BoundaryFaces& bc, int steps) override {
+    if (!temporal_ || !temporal_supported(g, bc))
+      return Backend<T>::stencil_steps(u, tmp, f, g, c, bc, steps);
+    while (steps > 0) {
+      int k = 1;
+      for (int kk : kTemporalSteps)
+        if (kk <= steps) {
+          k = kk;
+          break;
+        }
+      if (k > 1) {
+        launch_temporal<T>(temporal_default_shape<T>(g.dims, k), u, tmp, f, g, c, bc, stream_);
+      } else {
+        apply_boundary(u, g, bc);
+        stencil(u, tmp, f, g, c);
+      }
+      std::swap(u, tmp);
+      steps -= k;
+    }
+    return u;
+  }
 
   void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
     DeviceFaces d{};
@@ -193,14 +229,26 @@ class CudaBackend final : public Backend<T> {
     launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_);
   }
 
+  // Norms through the reduction ladder's fastest (modern) rung: deterministic, double
+  // accumulation, one double copied back.
   double reduce(const T* u, const GridDesc& g, ReduceOp op) override {
-    return reduce_interior<T>(ReduceInput::Value, u, nullptr, g, op, scratch_, stream_);
+    return reduce_interior<T>(op, u, g, stream_, &reduce_ws_);
   }
   double reduce_diff(const T* a, const T* b, const GridDesc& g, ReduceOp op) override {
-    return reduce_interior<T>(ReduceInput::Diff, a, b, g, op, scratch_, stream_);
+    return reduce_diff_interior<T>(op, a, b, g, stream_, &reduce_ws_);
   }
   double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) override {
-    return reduce_interior<T>(ReduceInput::Residual, u, f, g, op, scratch_, stream_);
+    return reduce_residual_interior<T>(op, u, f, g, stream_, &reduce_ws_);
+  }
+
+  void combine(T* out, const T* const* in, const double* coeffs, int count,
+               const GridDesc& g) override {
+    launch_combine<T>(out, in, coeffs, count, g, stream_);
+  }
+  // Anderson's Gram matrix: the tall-skinny A^T B kernel over column-major history.
+  void gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
+            double* c_host) override {
+    gram_tall_skinny_strided<T>(a, na, b, nb, ld, n, c_host, stream_, &gram_ws_);
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -276,13 +324,68 @@ class CudaBackend final : public Backend<T> {
     return best;
   }
 
+  // `time_block: auto`: times single steps of the chosen variant and passes of k = 2, 4, 8
+  // on random data (Dirichlet faces) and returns the k (1 = single steps) of least time per step.
+  int choose_time_block(const GridDesc& g) {
+    const std::size_t n = g.padded_size();
+    CudaBuffer<T> a(n), b(n);
+    fill_random_device<T>(a.get(), n, 777, -1.0, 1.0, stream_);
+    fill_random_device<T>(b.get(), n, 778, -1.0, 1.0, stream_);
+    StencilCoeffs<T> c;
+    c.center = T(0.4);
+    c.cx = c.cy = c.cz = T(0.1);
+    BoundaryFaces bc{};
+    const Choice& ch = choose(g);
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    int best_k = 1;
+    float best = std::numeric_limits<float>::max();
+    try {
+      for (int k : {1, 2, 4, 8}) {
+        auto pass = [&](int s) {
+          T* in = s % 2 ? b.get() : a.get();
+          T* out = s % 2 ? a.get() : b.get();
+          if (k == 1)
+            launch_stencil<T>(ch.variant, ch.shape, in, out, nullptr, g, c, stream_);
+          else
+            launch_temporal<T>(temporal_default_shape<T>(g.dims, k), in, out, nullptr, g, c, bc,
+                               stream_);
+        };
+        const int passes = std::max(2, 8 / k);
+        for (int s = 0; s < 2; ++s) pass(s);
+        CUDA_CHECK(cudaEventRecord(e0, stream_));
+        for (int s = 0; s < passes; ++s) pass(s);
+        CUDA_CHECK(cudaEventRecord(e1, stream_));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        ms /= float(passes * k);
+        if (ms < best) {
+          best = ms;
+          best_k = k;
+        }
+      }
+    } catch (...) {
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+      throw;
+    }
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    return best_k;
+  }
+
   BackendOptions opts_;
+  bool temporal_ = false;
+  int time_block_ = 1;
   std::optional<StencilVariant> fixed_;
   int device_ = 0;
   std::string device_desc_;
   std::map<Key, Choice> cache_;
   std::string last_choice_;
-  ReduceScratch scratch_;
+  ReductionWorkspace reduce_ws_;  // allocated once, grows on demand
+  TallSkinnyWorkspace gram_ws_;
   cudaStream_t stream_ = nullptr;  // the legacy default stream: ordered with cudaMemcpy
 };
 
