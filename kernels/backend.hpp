@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "grid.hpp"
 #include "stencil.hpp"
@@ -15,6 +17,13 @@ namespace heatsolve {
 
 enum class BackendKind { Auto, Cpu, Cuda };
 enum class ReduceOp { Sum, SumSquares, MaxAbs };
+
+// A box of interior cells, [lo, hi) per axis (in 2D the z range is [0, 1)). Used to compute
+// the halo-independent core of a sweep while the halo exchange is in flight.
+struct CellRange {
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  bool empty() const { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
+};
 
 // Thrown for a requested backend that cannot be used (no device, built without CUDA...).
 struct BackendError : std::runtime_error {
@@ -58,6 +67,33 @@ class Backend {
   // One sweep over the interior: out = stencil(u) (+ cs*f when f is not null).
   virtual void stencil(const T* u, T* out, const T* f, const GridDesc& g,
                        const StencilCoeffs<T>& c) = 0;
+
+  // stencil() restricted to the cells of `r` (same arithmetic per point, so any tiling of the
+  // interior into ranges gives stencil()'s bits). Returns false, having done nothing, when
+  // the backend cannot restrict a sweep: callers then run stencil() on the whole interior.
+  virtual bool stencil_region(const T* u, T* out, const T* f, const GridDesc& g,
+                              const StencilCoeffs<T>& c, const CellRange& r) {
+    (void)u, (void)out, (void)f, (void)g, (void)c, (void)r;
+    return false;
+  }
+
+  // ---- Temporal blocking (several time steps per pass over memory) ------------------------
+  // Fused sub-steps per pass the backend prefers for the grid of the last prepare() (its
+  // choice for `time_block: auto`); 1 = no temporal blocking (run single steps).
+  virtual int max_time_block() const { return 1; }
+  // Advances u by `steps` heat steps: each step is apply_boundary(bc) + stencil() (with f)
+  // + swap, so the result equals `steps` single steps. `tmp` is scratch of u's size. Returns
+  // the buffer holding the result (u or tmp; the other holds an intermediate state). Ghost
+  // cells of the result are not filled. The default is that loop; a backend may fuse passes.
+  virtual T* stencil_steps(T* u, T* tmp, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                           const BoundaryFaces& bc, int steps) {
+    for (int s = 0; s < steps; ++s) {
+      apply_boundary(u, g, bc);
+      stencil(u, tmp, f, g, c);
+      std::swap(u, tmp);
+    }
+    return u;
+  }
 
   // Reductions over interior cells, accumulated in double, deterministic.
   virtual double reduce(const T* u, const GridDesc& g, ReduceOp op) = 0;
@@ -122,6 +158,41 @@ inline std::size_t face_cells(const GridDesc& g, int face) {
     default:
       return 0;
   }
+}
+
+// The cells of g whose stencil reads no ghost cell: one layer in from every face (empty for
+// grids of fewer than 3 cells along an axis).
+inline CellRange core_range(const GridDesc& g) {
+  CellRange r;
+  const int n[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  for (int a = 0; a < 3; ++a) {
+    const bool active = a < g.dims;
+    r.lo[a] = active ? 1 : 0;
+    r.hi[a] = active ? n[a] - 1 : 1;
+    if (r.hi[a] < r.lo[a]) r.hi[a] = r.lo[a];
+  }
+  return r;
+}
+
+// The interior minus core_range(g), as at most 6 disjoint ranges (x slabs whole, y slabs
+// without the x layers, z slabs without both): the cells whose stencil reads ghosts.
+inline std::vector<CellRange> shell_ranges(const GridDesc& g) {
+  const CellRange core = core_range(g);
+  const int n[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  std::vector<CellRange> out;
+  CellRange box;  // what is left to cover, shrinking axis by axis
+  box.hi = {n[0], n[1], n[2]};
+  for (int a = 0; a < g.dims; ++a) {
+    CellRange low = box, high = box;
+    low.hi[a] = core.lo[a];
+    high.lo[a] = core.hi[a];
+    if (!low.empty()) out.push_back(low);
+    if (!high.empty()) out.push_back(high);
+    box.lo[a] = core.lo[a];
+    box.hi[a] = core.hi[a];
+    if (box.empty()) break;
+  }
+  return out;
 }
 
 // True when a CUDA device can be used by this build on this machine.

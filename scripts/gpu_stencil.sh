@@ -1,66 +1,88 @@
 #!/usr/bin/env bash
-# One GPU session for the CUDA stencil family: build, tests, sanitizers, benchmark.
-# Writes logs under $OUT (default ./gpu-out). Run from the repository root.
+# One GPU session for the CUDA stencil family and temporal blocking: build (preset
+# gpu-machine), GPU tests, benchmark tables, end-to-end runs, sanitizers, a few ncu metrics.
+# Writes at most 8 files under $OUT (default ./gpu-out). Run from the repository root.
+#   PHASES="tests bench e2e sanitize ncu" (default: all), BENCH="512 3 float all;..." specs.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
-BUILD=${BUILD:-build-gpu}
+PHASES=${PHASES:-"tests bench e2e sanitize ncu"}
+BENCH=${BENCH:-"512 3 float all;512 3 double all;8192 2 float all;8192 2 double all"}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.log") 2>&1
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
+has() { [[ " $PHASES " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv || true
 
-stamp configure
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEATSOLVE_ENABLE_VTK=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-stamp build
+stamp configure+build
+BUILD=build/gpu-machine
+{ cmake --preset gpu-machine && cmake --build --preset gpu-machine -j16 --target heatsolve heatsolve_tests; } \
+  >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -20; tail -20 "$OUT/build.log"; exit 1; }
+grep -iE "spill|stack frame" "$OUT/build.log" | grep -v " 0 bytes" | head -5
 TESTS="$BUILD/tests/heatsolve_tests"
-if ! ninja -C "$BUILD" -j16 heatsolve_tests heatsolve >>"$OUT/build.log" 2>&1; then
-  # Other folders not ready: build the kernels library and link this suite on its own.
-  grep -E "error|FAILED" "$OUT/build.log" | head -10
-  stamp "full build failed: standalone CUDA test binary"
-  ninja -C "$BUILD" -j16 heatsolve_kernels >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-  TESTS="$BUILD/cuda_stencil_tests"
-  g++ -std=c++17 -O2 -fopenmp -I. -I/usr/local/cuda/include -DHEATSOLVE_HAVE_CUDA=1 \
-    tests/test_cuda_stencil.cpp app/bench_stencil.cpp "$BUILD/kernels/libheatsolve_kernels.a" \
-    -L/usr/local/cuda/lib64 -lcudart -lcublas -lgtest_main -lgtest -lfmt -lpthread -o "$TESTS" \
-    >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-fi
-grep -E "spill|stack frame" "$OUT/build.log" | grep -v " 0 bytes" | head -5
+HS="$BUILD/app/heatsolve"
 
-stamp tests
-timeout 240 "$TESTS" --gtest_filter='Cuda*' >"$OUT/tests.log" 2>&1
-echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure|worst" "$OUT/tests.log" | head -30
-
-stamp bench
-for spec in "512 3 float all" "512 3 double all" "8192 2 float all" "8192 2 double all" "256 3 float all"; do
-  HEATSOLVE_BENCH="$spec" timeout 120 "$TESTS" --gtest_also_run_disabled_tests \
-    --gtest_filter=CudaStencilBench.DISABLED_Table 2>&1 | grep ALLSHAPES | tee -a "$OUT/bench.log"
-done
-if [ -x "$BUILD/app/heatsolve" ] && "$BUILD/app/heatsolve" bench --help >/dev/null 2>&1; then
-  stamp "heatsolve bench"
-  timeout 60 "$BUILD/app/heatsolve" bench --size 512 --dims 3 --precision float 2>&1 | tee "$OUT/heatsolve_bench.txt"
-  timeout 60 "$BUILD/app/heatsolve" bench --size 512 --dims 3 --precision float --json >"$OUT/heatsolve_bench.json" 2>&1
+if has tests; then
+  stamp tests
+  timeout 200 "$TESTS" --gtest_filter='CudaTemporal*:Temporal*:CudaStencil.*' >"$OUT/tests.log" 2>&1
+  echo "tests rc=$?"
+  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure|worst|differ in bits" "$OUT/tests.log" | head -30
 fi
 
-stamp sanitize
-mkdir -p "$OUT/.san"
-bash scripts/sanitize_gpu.sh "$TESTS" "$OUT/.san"
-cat "$OUT"/.san/sanitize_*.log >"$OUT/sanitize.log" 2>/dev/null; rm -rf "$OUT/.san"  # 8 files come back at most
+if has bench; then
+  stamp bench
+  IFS=';' read -ra specs <<<"$BENCH"
+  for spec in "${specs[@]}"; do
+    HEATSOLVE_BENCH="$spec" timeout 120 "$TESTS" --gtest_also_run_disabled_tests \
+      --gtest_filter=CudaStencilBench.DISABLED_Table 2>&1 | grep ALLSHAPES >>"$OUT/bench.log"
+  done
+  timeout 60 "$HS" bench --size 512 --dims 3 --precision float >>"$OUT/bench.log" 2>&1
+fi
 
-if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
+if has e2e; then
+  stamp e2e
+  for kern in auto 2.5d-register temporal; do
+    for tb in auto; do
+      d=/tmp/e2e-$kern
+      timeout 120 "$HS" run inputs/bench512.yaml --overwrite -q --set execution.kernel=$kern \
+        --set execution.time_block=$tb --set output.directory=$d >/tmp/e2e.txt 2>&1
+      rc=$?
+      python3 - "$d/summary.json" "$kern" "$rc" <<'PY' | tee -a "$OUT/e2e.log"
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+    pps = j.get("points_per_second") or j.get("performance", {}).get("points_per_second")
+    print(f"e2e kernel={sys.argv[2]:<14} rc={sys.argv[3]} chosen={j.get('kernel')} "
+          f"steps={j.get('steps')} wall={j.get('wall_seconds')} GPt/s={pps/1e9 if pps else None}")
+except Exception as e:
+    print(f"e2e kernel={sys.argv[2]} rc={sys.argv[3]} no summary: {e}")
+PY
+      [ $rc -ne 0 ] && tail -5 /tmp/e2e.txt
+    done
+  done
+fi
+
+if has sanitize; then
+  stamp sanitize
+  mkdir -p /tmp/san
+  SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-120} \
+  SANITIZE_FILTER=${SANITIZE_FILTER:-'CudaTemporal.EveryShapeMatchesSingleStepsFloat:CudaTemporal.BackendStepsDouble:CudaStencil.EveryCompiledShapeFloat'} \
+    bash scripts/sanitize_gpu.sh "$TESTS" /tmp/san
+  cat /tmp/san/sanitize_*.log >"$OUT/sanitize.log" 2>/dev/null
+fi
+
+if has ncu && command -v ncu >/dev/null; then
   stamp ncu
-  for k in copy_kernel stencil_naive stencil_tiled_kernel stencil_streaming stencil_register; do
+  for k in copy_kernel stencil_register temporal_kernel; do
     HEATSOLVE_BENCH="512 3 float" timeout 60 ncu -k regex:$k --launch-skip 5 --launch-count 1 \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_bytes.sum,lts__t_bytes.sum \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,sm__inst_executed.avg.per_cycle_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread \
       "$TESTS" --gtest_also_run_disabled_tests --gtest_filter=CudaStencilBench.DISABLED_Table \
       >>"$OUT/ncu.log" 2>&1
   done
-  grep -E "^  [a-z_]+.*\(|dram__|gpu__time|warps_active|l1tex__t_bytes|lts__t_bytes" "$OUT/ncu.log" | sed 's/(const.*//' | head -60
-fi
-if [ "${SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null; then
-  obj=$(find "$BUILD" -name 'stencil_launch.cu.o' | head -1)
-  cuobjdump -sass "$obj" >"$OUT/sass_stencil.txt" 2>&1 || true
+  grep -E "^  [a-zA-Z_]+.*\(|dram__|gpu__time|warps_active|inst_executed|fma_cycles|registers" "$OUT/ncu.log" | sed 's/(const.*//' | head -40
 fi
 stamp done
+echo "==== bench (default shapes) ===="
+grep -E " \* " "$OUT/bench.log" 2>/dev/null | sed 's/ALLSHAPES //' | cut -c1-120
+grep -E "ALLSHAPES NVIDIA|ALLSHAPES H" "$OUT/bench.log" 2>/dev/null | head -4

@@ -381,9 +381,10 @@ TEST(CudaStencilBench, DISABLED_Table) {
   std::printf("ALLSHAPES %s %d^%d %s copy %.0f GB/s memcpy %.0f GB/s\n", rows[0].device.c_str(),
               size, dims, prec, rows[0].copy_gbs, rows[0].memcpy_gbs);
   for (const auto& r : rows)
-    std::printf("ALLSHAPES %-18s %-12s %s %8.4f ms %7.2f GPt/s %6.0f GB/s %5.1f%% %5.2fx\n",
-                r.variant.c_str(), r.shape.c_str(), r.is_default ? "*" : " ", r.ms_per_step,
-                r.gpoints_per_s, r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive);
+    std::printf(
+        "ALLSHAPES %-18s %-22s %s %8.4f ms %7.2f GPt/s %6.0f GB/s %5.1f%% %5.2fx naive %5.2fx roof\n",
+        r.variant.c_str(), r.shape.c_str(), r.is_default ? "*" : " ", r.ms_per_step,
+        r.gpoints_per_s, r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive, r.x_roofline);
 }
 #endif
 

@@ -16,7 +16,7 @@ struct StencilBenchOptions {
   int warmup = 3;                     // untimed repeats first
   bool with_source = false;           // add the source term (one more array read per point)
   bool all_shapes = false;            // every compiled block shape, not only the defaults
-  std::vector<std::string> variants;  // empty = all
+  std::vector<std::string> variants;  // empty = all ("temporal": the fused k-step passes)
 };
 
 struct StencilBenchRow {
@@ -28,6 +28,12 @@ struct StencilBenchRow {
   double effective_gbs = 0;     // (one read + one write per interior point) / time
   double pct_of_copy = 0;       // effective_gbs / copy_gbs * 100
   double speedup_vs_naive = 0;  // naive default shape's ms / this ms
+  // Temporal blocking rows (variant "temporal"): k steps per pass; ms_per_step, GPt/s and
+  // GB/s count all k steps (effective). Ladder rows: 1.
+  int steps_per_pass = 1;
+  // GPt/s over the single-step roofline = copy_gbs / (2 sizeof(T)) points/s (one read + one
+  // write per point at copy bandwidth); equals pct_of_copy / 100.
+  double x_roofline = 0;
   // The same for every row of a run:
   std::string device;
   double copy_gbs = 0;    // device-to-device copy kernel, bytes read + written

@@ -1,6 +1,7 @@
 // Dispatch of the stencil ladder: one host launcher template per rung, a table of the
 // compiled (variant, dimension, shape) instances, and the variant names.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -41,6 +42,8 @@ std::string StencilShape::str() const {
   s << bx << 'x' << by << 'x' << bz;
   if (ry != 1) s << "/ry" << ry;
   if (pd != 0) s << "/pd" << pd;
+  if (vx != 1) s << "/vx" << vx;
+  if (mb != 0) s << "/mb" << mb;
   return s.str();
 }
 
@@ -106,13 +109,21 @@ void launch_streaming(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, int DIM, int BX, int BY, int RY, int PD>
+template <typename T, int DIM, int BX, int BY, int RY, int PD, int VX = 1, int MINB = 1>
 void launch_register(const Args<T>& a) {
   const StreamGeom s = stream_geom(a.g);
+  // VX = 2: aligned vector accesses when every interior row starts at an odd index (even row
+  // stride, odd origin) and the buffers are vector-aligned; the block columns then start at -1.
+  const auto aligned = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0;
+  };
+  const int xshift =
+      VX == 2 && s.nx % 2 == 0 && s.origin % 2 == 1 && aligned(a.u) && aligned(a.out) ? 1 : 0;
   int chunk = a.chunk;
-  const dim3 grid = stream_grid(s, BX, BY * RY, chunk);
-  stencil_register_kernel<T, DIM, BX, BY, RY, PD>
-      <<<grid, dim3(BX, BY), 0, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  const dim3 grid = stream_grid(s, BX * VX, BY * RY, chunk);
+  const dim3 g2(VX == 2 ? cdiv(s.nx + xshift, BX * VX) : grid.x, grid.y, grid.z);
+  stencil_register_kernel<T, DIM, BX, BY, RY, PD, VX, MINB>
+      <<<g2, dim3(BX, BY), 0, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, xshift);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -132,6 +143,13 @@ using SV = StencilVariant;
 #define HS_ENTRY_PD(V, D, X, Y, Z, RY, PD, ONLY, LAUNCH, ...)                                      \
   Entry {                                                                                          \
     V, D, {X, Y, Z, RY, PD}, &LAUNCH<float, D, __VA_ARGS__>, &LAUNCH<double, D, __VA_ARGS__>, ONLY \
+  }
+// 2.5d-register with VX columns per thread and a register cap (MB resident blocks).
+#define HS_ENTRY_VX(D, X, Y, RY, PD, VX, MB, ONLY)                             \
+  Entry {                                                                      \
+    SV::Register25D, D, {X, Y, 0, RY, PD, VX, MB},                             \
+        &launch_register<float, D, X, Y, RY, PD, VX, (MB > 0 ? MB : 1)>,       \
+        &launch_register<double, D, X, Y, RY, PD, VX, (MB > 0 ? MB : 1)>, ONLY \
   }
 
 // The first entry per (variant, dims, precision) is the default shape.
@@ -173,13 +191,24 @@ const std::vector<Entry>& table() {
       HS_ENTRY(SV::SingleSlice25D, 2, 128, 1, 0, 1, 0, launch_streaming, 128, 1, true),
       HS_ENTRY(SV::SingleSlice25D, 2, 256, 1, 0, 1, 0, launch_streaming, 256, 1, true),
       HS_ENTRY(SV::SingleSlice25D, 2, 512, 1, 0, 1, 0, launch_streaming, 512, 1, true),
-      // 2.5d-register (ours): bx x by threads, ry rows per thread, pd planes prefetched
+      // 2.5d-register (ours): bx x by threads, ry rows per thread, pd planes prefetched,
+      // vx columns per thread (vector accesses), mb minimum resident blocks
+      // (defaults: float 64x4 ry4 pd2 capped at 3 blocks/SM = 80 registers; double 128x2 ry4
+      // pd3 capped at 2 blocks/SM; the measured best on the H200, docs/performance.md)
+      HS_ENTRY_VX(3, 64, 4, 4, 2, 1, 3, 4),
+      HS_ENTRY_VX(3, 128, 2, 4, 3, 1, 2, 0),
+      HS_ENTRY_VX(3, 64, 4, 4, 2, 2, 0, 0),
+      HS_ENTRY_VX(3, 32, 8, 4, 2, 2, 0, 0),
+      HS_ENTRY_VX(3, 64, 4, 2, 4, 2, 0, 4),
+      HS_ENTRY_VX(3, 64, 4, 4, 2, 1, 4, 4),
       HS_ENTRY_PD(SV::Register25D, 3, 64, 4, 0, 4, 2, 0, launch_register, 64, 4, 4, 2),
       HS_ENTRY_PD(SV::Register25D, 3, 32, 4, 0, 4, 2, 0, launch_register, 32, 4, 4, 2),
       HS_ENTRY_PD(SV::Register25D, 3, 32, 8, 0, 2, 2, 0, launch_register, 32, 8, 2, 2),
       HS_ENTRY_PD(SV::Register25D, 3, 128, 2, 0, 4, 2, 0, launch_register, 128, 2, 4, 2),
       HS_ENTRY_PD(SV::Register25D, 3, 64, 4, 0, 2, 3, 0, launch_register, 64, 4, 2, 3),
       HS_ENTRY_PD(SV::Register25D, 3, 64, 2, 0, 8, 1, 0, launch_register, 64, 2, 8, 1),
+      HS_ENTRY_VX(2, 256, 1, 1, 6, 2, 0, 4),
+      HS_ENTRY_VX(2, 512, 1, 1, 4, 2, 0, 4),
       HS_ENTRY_PD(SV::Register25D, 2, 512, 1, 0, 1, 6, 0, launch_register, 512, 1, 1, 6),
       HS_ENTRY_PD(SV::Register25D, 2, 1024, 1, 0, 1, 4, 0, launch_register, 1024, 1, 1, 4),
       HS_ENTRY_PD(SV::Register25D, 2, 512, 1, 0, 1, 8, 0, launch_register, 512, 1, 1, 8),
@@ -241,8 +270,8 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   for (const Entry& e : table()) {
     if (!usable<T>(e, v, g.dims) || e.shape.bx != shape.bx || e.shape.by != shape.by ||
-        e.shape.ry != shape.ry || e.shape.pd != shape.pd ||
-        (!is_streaming(v) && e.shape.bz != shape.bz))
+        e.shape.ry != shape.ry || e.shape.pd != shape.pd || e.shape.vx != shape.vx ||
+        e.shape.mb != shape.mb || (!is_streaming(v) && e.shape.bz != shape.bz))
       continue;
     const Args<T> a{u, out, f, g, c, is_streaming(v) ? shape.bz : 0, stream};
     if constexpr (sizeof(T) == sizeof(float))

@@ -1,0 +1,181 @@
+// Dispatch of the temporal-blocking kernels: a table of compiled (k, dims, shape) instances.
+#include <algorithm>
+#include <sstream>
+
+#include "kernels/backend.hpp"
+#include "kernels/cuda/stencil_launch.cuh"
+#include "kernels/cuda/temporal_kernels.cuh"
+#include "kernels/cuda/temporal_launch.cuh"
+
+namespace heatsolve::cuda {
+
+std::string TemporalShape::str() const {
+  std::ostringstream s;
+  s << 'k' << k << "/32x" << by << "/ry" << ry << "/vx" << vx;
+  if (chunk) s << "/c" << chunk;
+  return s.str();
+}
+
+bool temporal_supported(const GridDesc& g, const BoundaryFaces& bc) {
+  for (int f = 0; f < 2 * g.dims; ++f)
+    if (bc[f].type != BoundaryType::Dirichlet && bc[f].type != BoundaryType::Neumann) return false;
+  return true;
+}
+
+namespace {
+
+template <typename T>
+GhostRules<T> ghost_rules(const GridDesc& g, const BoundaryFaces& bc) {
+  GhostRules<T> r{};
+  const double h[6] = {g.hx, g.hx, g.hy, g.hy, g.hz, g.hz};
+  for (int f = 0; f < 6; ++f) {
+    if (bc[f].type == BoundaryType::Neumann) {
+      r.neumann |= 1u << f;
+      r.b[f] = static_cast<T>(bc[f].value * h[f]);  // = T(__dmul_rn(v, h)) of apply_boundary
+    } else {
+      r.b[f] = static_cast<T>(2 * bc[f].value);
+    }
+  }
+  return r;
+}
+
+template <typename T>
+struct TArgs {
+  const T* u;
+  T* out;
+  const T* f;
+  GridDesc g;
+  StencilCoeffs<T> c;
+  GhostRules<T> rules;
+  int chunk;
+  cudaStream_t stream;
+};
+
+template <typename T, int DIM, int K, int BY, int RY, int VX>
+void launch_one(const TArgs<T>& a) {
+  using G = TemporalGeom<T, DIM, K, BY, RY, VX>;
+  const StreamGeom s = stream_geom(a.g);
+  const int tx = DIM == 3 ? cdiv(s.nx, G::UX) : cdiv(cdiv(s.nx, G::UX), BY);
+  const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
+  int chunk = a.chunk;
+  if (chunk <= 0) {
+    // About 8 blocks per SM in all; chunks of at least max(32, 4K) planes (each chunk
+    // recomputes 2K planes of its neighbours).
+    const int want = std::max(1, cdiv(8 * current_sm_count(), tx * ty));
+    const int most = std::max(1, s.ns / std::max(32, 4 * K));
+    chunk = cdiv(s.ns, std::min(want, most));
+  }
+  chunk = std::min(chunk, s.ns);
+  const dim3 grid(tx, ty, cdiv(s.ns, chunk));
+  constexpr std::size_t smem = G::shared_bytes();
+  auto kern = temporal_kernel<T, DIM, K, BY, RY, VX>;
+  if constexpr (smem > 48 * 1024) {
+    static bool once = [&] {
+      CUDA_CHECK(
+          cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      return true;
+    }();
+    (void)once;
+  }
+  kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
+  CUDA_CHECK_LAUNCH();
+}
+
+struct TEntry {
+  int dims;
+  TemporalShape shape;
+  void (*fn_float)(const TArgs<float>&);
+  void (*fn_double)(const TArgs<double>&);
+  int only;  // 0: both precisions; 4 / 8: only that sizeof(T)
+};
+
+// Instantiates only the precisions a table entry is for (ONLY: 0 both, 4 float, 8 double).
+template <typename T, int ONLY, int D, int K, int BY, int RY, int VX>
+constexpr void (*pick())(const TArgs<T>&) {
+  if constexpr (ONLY == 0 || ONLY == int(sizeof(T)))
+    return &launch_one<T, D, K, BY, RY, VX>;
+  else
+    return nullptr;
+}
+
+#define HS_T(D, K, BY, RY, VX, ONLY)                              \
+  TEntry {                                                        \
+    D, {K, BY, RY, VX, 0}, pick<float, ONLY, D, K, BY, RY, VX>(), \
+        pick<double, ONLY, D, K, BY, RY, VX>(), ONLY              \
+  }
+
+// The first entry per (dims, k, precision) is the default. Shapes keep registers near or
+// under 128 (ptxas -v): the stage rings cost 2 K RY VX values per thread.
+const std::vector<TEntry>& ttable() {
+  static const std::vector<TEntry> t = {
+      // 3D
+      HS_T(3, 2, 16, 2, 2, 4),
+      HS_T(3, 2, 8, 4, 1, 0),
+      HS_T(3, 4, 16, 2, 2, 4),
+      HS_T(3, 4, 16, 2, 1, 0),
+      HS_T(3, 4, 8, 4, 1, 4),
+      HS_T(3, 8, 16, 2, 2, 4),
+      HS_T(3, 8, 16, 2, 1, 0),
+      // 2D (warps are independent x tiles)
+      HS_T(2, 2, 4, 1, 4, 0),
+      HS_T(2, 4, 4, 1, 4, 4),
+      HS_T(2, 4, 4, 1, 2, 0),
+      HS_T(2, 8, 4, 1, 2, 0),
+  };
+  return t;
+}
+#undef HS_T
+
+template <typename T>
+bool usable(const TEntry& e, int dims) {
+  return e.dims == dims && (e.only == 0 || e.only == int(sizeof(T)));
+}
+
+}  // namespace
+
+template <typename T>
+std::vector<TemporalShape> temporal_shapes(int dims) {
+  std::vector<TemporalShape> out;
+  for (const TEntry& e : ttable())
+    if (usable<T>(e, dims)) out.push_back(e.shape);
+  return out;
+}
+
+template <typename T>
+TemporalShape temporal_default_shape(int dims, int k) {
+  for (const TEntry& e : ttable())
+    if (usable<T>(e, dims) && e.shape.k == k) return e.shape;
+  throw BackendError("temporal blocking: k = " + std::to_string(k) + " is not compiled for " +
+                     std::to_string(dims) + "D");
+}
+
+template <typename T>
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
+                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream) {
+  if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
+  if (!temporal_supported(g, bc))
+    throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
+  for (const TEntry& e : ttable()) {
+    if (!usable<T>(e, g.dims) || e.shape.k != shape.k || e.shape.by != shape.by ||
+        e.shape.ry != shape.ry || e.shape.vx != shape.vx)
+      continue;
+    const TArgs<T> a{u, out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, stream};
+    if constexpr (sizeof(T) == sizeof(float))
+      e.fn_float(a);
+    else
+      e.fn_double(a);
+    return;
+  }
+  throw BackendError("temporal blocking: shape " + shape.str() + " is not compiled");
+}
+
+#define HS_INSTANTIATE(T)                                                                         \
+  template std::vector<TemporalShape> temporal_shapes<T>(int);                                    \
+  template TemporalShape temporal_default_shape<T>(int, int);                                     \
+  template void launch_temporal<T>(const TemporalShape&, const T*, T*, const T*, const GridDesc&, \
+                                   const StencilCoeffs<T>&, const BoundaryFaces&, cudaStream_t);
+HS_INSTANTIATE(float)
+HS_INSTANTIATE(double)
+#undef HS_INSTANTIATE
+
+}  // namespace heatsolve::cuda

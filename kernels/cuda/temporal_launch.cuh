@@ -1,0 +1,43 @@
+// Host launchers of the temporal-blocking kernels (kernels/cuda/temporal_kernels.cuh): a pass
+// of K fused heat steps, K in kTemporalSteps, for a compiled tile shape.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/grid.hpp"
+#include "kernels/stencil.hpp"
+
+namespace heatsolve::cuda {
+
+// Sub-steps per pass that are compiled (largest first).
+inline constexpr int kTemporalSteps[] = {8, 4, 2};
+
+// A compiled shape: k sub-steps per pass; block 32 x by threads; ry rows and vx columns per
+// thread; chunk = output planes per block along the stream axis (0 = chosen from the grid).
+struct TemporalShape {
+  int k = 0, by = 0, ry = 1, vx = 1, chunk = 0;
+  std::string str() const;  // "k4/32x8/ry4/vx2"
+};
+
+// Compiled shapes for `dims` and T; for each k the first listed is its default.
+template <typename T>
+std::vector<TemporalShape> temporal_shapes(int dims);
+// The default shape for k sub-steps (throws BackendError when k is not compiled).
+template <typename T>
+TemporalShape temporal_default_shape(int dims, int k);
+
+// True when a fused pass can run with these faces: Dirichlet and Neumann only (Periodic
+// needs the opposite side of the domain, Exchange another rank's values, at every sub-step).
+bool temporal_supported(const GridDesc& g, const BoundaryFaces& bc);
+
+// One pass: out = shape.k heat steps of u (stencil + source, ghost rules of `bc` between the
+// sub-steps). Ghost cells of u are not read; interior cells of out are written, its ghosts
+// are not. Asynchronous on `stream`.
+template <typename T>
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
+                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream);
+
+}  // namespace heatsolve::cuda
