@@ -50,8 +50,8 @@ void check_decomposition(const GridDesc& global, const std::array<int, 3>& procs
   const std::string what = decomposition_string(procs, global.dims);
   for (int a = 0; a < 3; ++a)
     if (procs[a] < 1)
-      throw DecompositionError(fmt::format(
-          "execution.decomposition {}: every axis needs at least one rank", what));
+      throw DecompositionError(
+          fmt::format("execution.decomposition {}: every axis needs at least one rank", what));
   if (global.dims == 2 && procs[2] != 1)
     throw DecompositionError(
         fmt::format("execution.decomposition {}: a 2D grid cannot be split along z", what));
@@ -83,9 +83,8 @@ std::array<int, 3> balanced_factors(int size, int dims) {
   return f;
 }
 
-std::array<int, 3> choose_decomposition(const GridDesc& global,
-                                        const std::array<int, 3>& requested, int size,
-                                        const std::array<int, 3>& factors) {
+std::array<int, 3> choose_decomposition(const GridDesc& global, const std::array<int, 3>& requested,
+                                        int size, const std::array<int, 3>& factors) {
   if (size < 1) throw DecompositionError("decomposition: rank count must be positive");
   const bool is_auto = requested[0] == 0 && requested[1] == 0 && requested[2] == 0;
   if (!is_auto) {
@@ -101,8 +100,9 @@ std::array<int, 3> choose_decomposition(const GridDesc& global,
   std::sort(f.begin(), f.begin() + global.dims, std::greater<int>());
   const std::array<int, 3> cells = cells_of(global);
   std::array<int, 3> order{0, 1, 2};
-  std::stable_sort(order.begin(), order.begin() + global.dims,
-                   [&](int a, int b) { return cells[a] > cells[b] || (cells[a] == cells[b] && a > b); });
+  std::stable_sort(order.begin(), order.begin() + global.dims, [&](int a, int b) {
+    return cells[a] > cells[b] || (cells[a] == cells[b] && a > b);
+  });
   std::array<int, 3> p{1, 1, 1};
   for (int i = 0; i < global.dims; ++i) p[order[i]] = f[i];
   bool fits = true;

@@ -35,6 +35,11 @@ class HaloExchanger {
  public:
   virtual ~HaloExchanger() = default;
   virtual void exchange(Backend<T>& backend, T* u) = 0;
+  // Split form, to overlap the messages with computation: begin() starts the exchange;
+  // until finish() returns, u's interior must not change and its Exchange ghosts must not be
+  // read. The defaults do the whole exchange in begin().
+  virtual void begin(Backend<T>& backend, T* u) { exchange(backend, u); }
+  virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
 };
 
 // The single-rank domain of a whole grid.

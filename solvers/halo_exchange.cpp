@@ -25,7 +25,8 @@ void check_mpi(int rc, const char* what) {
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    throw std::runtime_error(fmt::format("halo exchange: {} failed: {}", what, std::string(msg, len)));
+    throw std::runtime_error(
+        fmt::format("halo exchange: {} failed: {}", what, std::string(msg, len)));
   }
 }
 
@@ -62,8 +63,7 @@ MPI_Request* MpiRequests::add() {
 
 void MpiRequests::wait_all() {
   if (requests_.empty()) return;
-  const int rc =
-      MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  const int rc = MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
     release();
     check_mpi(rc, "MPI_Waitall");

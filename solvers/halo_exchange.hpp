@@ -82,9 +82,9 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   void exchange(Backend<T>& backend, T* u) override;
   // Posts the receives, packs and sends every Exchange face of u. u's interior must not
   // change and its Exchange ghosts must not be read until finish().
-  void begin(Backend<T>& backend, T* u);
+  void begin(Backend<T>& backend, T* u) override;
   // Waits for the messages and unpacks them into the ghost layers of u.
-  void finish(Backend<T>& backend, T* u);
+  void finish(Backend<T>& backend, T* u) override;
 
   // "host", "staged", "cuda-aware", or "none" before the first exchange / without peers.
   std::string transport() const;

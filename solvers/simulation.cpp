@@ -1,7 +1,11 @@
 #include "solvers/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -15,6 +19,60 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+// Interior cells of a padded array, x fastest, and back.
+template <typename T>
+std::vector<T> extract_interior(const T* padded, const GridDesc& g) {
+  std::vector<T> out;
+  out.reserve(g.interior_size());
+  const int nz = g.dims == 3 ? g.nz : 1;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j) {
+      const T* row = padded + g.index(0, j, g.dims == 3 ? k : 0);
+      out.insert(out.end(), row, row + g.nx);
+    }
+  return out;
+}
+
+template <typename T>
+void insert_interior(T* padded, const GridDesc& g, const std::vector<unsigned char>& bytes) {
+  if (bytes.size() != g.interior_size() * sizeof(T))
+    throw std::runtime_error("checkpoint field does not match this rank's block");
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const unsigned char* src = bytes.data();
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j, src += g.nx * sizeof(T))
+      std::memcpy(padded + g.index(0, j, g.dims == 3 ? k : 0), src, g.nx * sizeof(T));
+}
+
+template <typename T>
+CheckpointField checkpoint_field(std::string name, const T* padded, const GridDesc& g) {
+  const std::vector<T> v = extract_interior(padded, g);
+  CheckpointField f{std::move(name), {}};
+  f.bytes.resize(v.size() * sizeof(T));
+  std::memcpy(f.bytes.data(), v.data(), f.bytes.size());
+  return f;
+}
+
+const char* stop_signal_name(int signo) {
+  switch (signo) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+#ifdef SIGUSR1
+    case SIGUSR1:
+      return "SIGUSR1";
+#endif
+    default:
+      return "a signal";
+  }
+}
+
+// Under MPI the stop decision is collective: polled every kStopPollSteps steps.
+constexpr std::int64_t kStopPollSteps = 10;
+// A Poisson residual this many times its first value means divergence.
+constexpr double kResidualGrowthLimit = 1e6;
 }  // namespace
 
 template <typename T>
@@ -64,15 +122,7 @@ template <typename T>
 std::vector<T> Simulation<T>::interior() const {
   std::vector<T> padded(g_.padded_size());
   u_->copy_to_host(padded.data());
-  std::vector<T> out;
-  out.reserve(g_.interior_size());
-  const int nz = g_.dims == 3 ? g_.nz : 1;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < g_.ny; ++j) {
-      const T* row = padded.data() + g_.index(0, j, g_.dims == 3 ? k : 0);
-      out.insert(out.end(), row, row + g_.nx);
-    }
-  return out;
+  return extract_interior(padded.data(), g_);
 }
 
 template <typename T>
@@ -94,9 +144,10 @@ void Simulation<T>::report(std::int64_t step, std::int64_t total, double time, d
   p.time = time;
   p.residual = residual;
   p.elapsed_seconds = seconds_since(start_);
+  const std::int64_t done = step - start_step_;  // in this run (a restart starts later)
   p.points_per_second =
-      p.elapsed_seconds > 0 ? double(global_points_) * double(step) / p.elapsed_seconds : 0;
-  p.eta_seconds = step > 0 ? p.elapsed_seconds * double(total - step) / double(step) : -1;
+      p.elapsed_seconds > 0 ? double(global_points_) * double(done) / p.elapsed_seconds : 0;
+  p.eta_seconds = done > 0 ? p.elapsed_seconds * double(total - step) / double(done) : -1;
   ctx_.on_progress(p);
 }
 
@@ -117,38 +168,86 @@ RunResult Simulation<T>::run() {
   backend_->synchronize();
   r.wall_seconds = seconds_since(start_);
   r.points_per_second =
-      r.wall_seconds > 0 ? double(global_points_) * double(r.steps) / r.wall_seconds : 0;
+      r.wall_seconds > 0 ? double(global_points_) * double(r.steps - start_step_) / r.wall_seconds
+                         : 0;
   const double cell_volume = g_.hx * g_.hy * (g_.dims == 3 ? g_.hz : 1.0);
   r.total_heat =
       global_reduce(backend_->reduce(u_->data(), g_, ReduceOp::Sum), ReduceOp::Sum) * cell_volume;
   r.residual_history = history_;
+  r.start_step = start_step_;
+  r.interrupted = interrupted_;
+  r.stop_reason = stop_reason_;
+  r.checkpoint = last_checkpoint_;
   return r;
 }
 
 template <typename T>
 RunResult Simulation<T>::run_heat() {
   RunResult r = base_result();
-  const StencilCoeffs<T> c = heat_coeffs<T>(g_, cfg_.diffusivity, cfg_.dt);
-  const T* f = f_ ? f_->data() : nullptr;
-  const std::int64_t steps = cfg_.steps;
-  write_output(0, 0.0);
   double rate = 0;  // RMS of du/dt, computed where someone looks at it
-  for (std::int64_t s = 1; s <= steps; ++s) {
-    fill_ghosts(u_->data());
-    backend_->stencil(u_->data(), v_->data(), f, g_, c);
-    const bool last = s == steps;
-    const bool report_due = ctx_.on_progress && seconds_since(last_report_) >= 1.0;
-    if (last || report_due) {
-      const double ss =
-          global_reduce(backend_->reduce_diff(v_->data(), u_->data(), g_, ReduceOp::SumSquares),
-                        ReduceOp::SumSquares);
-      rate = std::sqrt(ss / double(global_points_)) / cfg_.dt;
-      history_.emplace_back(s, rate);
+  double t0 = 0;
+  const std::int64_t s0 = restore_state(&t0, &rate);
+  std::int64_t steps = cfg_.steps;
+  dt_ = cfg_.dt;
+  // A restart with another dt (time.end changed, dt: auto): the remaining time is split
+  // into steps of at most the deck's dt. With the same dt, times are s * dt as in an
+  // uninterrupted run.
+  const bool rescaled = s0 > 0 && restored_dt_ != cfg_.dt;
+  if (rescaled) {
+    const double remaining = cfg_.end_time - t0;
+    const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil(remaining / cfg_.dt - 1e-9)));
+    steps = s0 + n;
+    if (n > 0) dt_ = remaining / double(n);
+  }
+  const StencilCoeffs<T> c = heat_coeffs<T>(g_, cfg_.diffusivity, dt_);
+  const T* f = f_ ? f_->data() : nullptr;
+  if (s0 == 0) write_output(0, 0.0);
+  // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU):
+  // blocks of `tb` steps in one backend call, landing on every output and checkpoint step;
+  // the last step and steps whose rate is reported run alone (the rate needs the previous
+  // state). Decomposed runs (halo exchange between steps) run single steps.
+  const std::int64_t tb =
+      exchanger_ ? 1
+                 : std::max(1, cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block());
+  for (std::int64_t s = s0 + 1; s <= steps; ++s) {
+    std::int64_t kb = 1;
+    if (tb > 1 && !(ctx_.on_progress && seconds_since(last_report_) >= 1.0)) {
+      kb = std::min(tb, steps - s);  // s + kb - 1 < steps
+      if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - (s - 1) % cfg_.output_every);
+      if (cfg_.checkpoint_every > 0)
+        kb = std::min(kb, cfg_.checkpoint_every - (s - 1) % cfg_.checkpoint_every);
+      kb = std::max<std::int64_t>(kb, 1);
     }
-    std::swap(u_, v_);
-    const double t = last ? cfg_.end_time : double(s) * cfg_.dt;
+    if (kb > 1) {
+      T* res =
+          backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, int(kb));
+      if (res != u_->data()) std::swap(u_, v_);
+      s += kb - 1;  // the block's last step
+    } else {
+      fill_ghosts(u_->data());
+      backend_->stencil(u_->data(), v_->data(), f, g_, c);
+      const bool last = s == steps;
+      const bool report_due = ctx_.on_progress && seconds_since(last_report_) >= 1.0;
+      if (last || report_due) {
+        const double ss =
+            global_reduce(backend_->reduce_diff(v_->data(), u_->data(), g_, ReduceOp::SumSquares),
+                          ReduceOp::SumSquares);
+        check_finite(ss, s, "the temperature change");
+        rate = std::sqrt(ss / double(global_points_)) / dt_;
+        history_.emplace_back(s, rate);
+      }
+      std::swap(u_, v_);
+    }
+    const bool last = s == steps;
+    const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
     report(s, steps, t, rate, last);
+    if (after_step(s, t, rate, last)) {
+      r.steps = s;
+      r.final_time = t;
+      r.final_residual = rate;
+      return r;
+    }
   }
   r.steps = steps;
   r.final_time = steps > 0 ? cfg_.end_time : 0.0;
@@ -176,17 +275,20 @@ RunResult Simulation<T>::run_poisson() {
   const StencilCoeffs<T> c = jacobi_coeffs<T>(g_);
   const T* f = f_ ? f_->data() : nullptr;
   const double f_norm = f ? norm2(backend_->reduce(f, g_, ReduceOp::SumSquares)) : 0.0;
-  write_output(0, 0.0);
-  double residual = std::numeric_limits<double>::infinity();
-  std::int64_t it = 0;
+  double residual = std::numeric_limits<double>::infinity(), t0 = 0;
+  std::int64_t it = restore_state(&t0, &residual);
+  if (it == 0) write_output(0, 0.0);
+  r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
+                residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
-  while (it < cfg_.max_iterations) {
+  while (!r.converged && it < cfg_.max_iterations) {
     fill_ghosts(u_->data());
     backend_->stencil(u_->data(), v_->data(), f, g_, c);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
       residual = poisson_residual(v_->data(), f, f_norm, u_->data());
       history_.emplace_back(it, residual);
+      check_residual(residual, it);
       r.converged = residual <= cfg_.tolerance;
     }
     std::swap(u_, v_);
@@ -194,9 +296,10 @@ RunResult Simulation<T>::run_poisson() {
         it < cfg_.max_iterations)
       write_output(it, double(it));
     report(it, cfg_.max_iterations, double(it), residual, r.converged);
+    if (after_step(it, double(it), residual, r.converged || it == cfg_.max_iterations)) break;
     if (r.converged) break;
   }
-  if (it > 0) write_output(it, double(it));
+  if (it > 0 && !interrupted_) write_output(it, double(it));
   r.steps = it;
   r.final_time = 0;
   r.final_residual = residual;
@@ -216,22 +319,30 @@ RunResult Simulation<T>::run_anderson() {
   const StencilCoeffs<T> c = jacobi_coeffs<T>(g_);
   const T* f = f_ ? f_->data() : nullptr;
   const double f_norm = f ? norm2(backend_->reduce(f, g_, ReduceOp::SumSquares)) : 0.0;
-  const std::size_t P = g_.padded_size();
+  const std::size_t n_field = g_.padded_size();
+  // Column stride rounded to 16 bytes so the Gram kernel can use vector loads.
+  const std::size_t P = (n_field + 3) / 4 * 4;
   // Columns 0..m-1: dF ring; column m: the current f. Ghost cells stay zero, so products
   // over the padded length equal products over the interior.
-  auto F = backend_->allocate((m + 1) * P);
-  auto G = backend_->allocate(m * P);
-  auto g_prev = backend_->allocate(P);
+  anderson_depth_ = m;
+  anderson_F_ = backend_->allocate((m + 1) * P);
+  anderson_G_ = backend_->allocate(m * P);
+  anderson_g_prev_ = backend_->allocate(n_field);
+  Array<T>* const F = anderson_F_.get();
+  Array<T>* const G = anderson_G_.get();
+  Array<T>* const g_prev = anderson_g_prev_.get();
   T* const Fm = F->data() + m * P;
   std::vector<double> gram((m + 1) * (m + 1)), gamma;
   std::vector<const T*> inputs;
   std::vector<double> coeffs;
 
-  write_output(0, 0.0);
-  double residual = std::numeric_limits<double>::infinity();
-  std::int64_t it = 0;
+  double residual = std::numeric_limits<double>::infinity(), t0 = 0;
+  std::int64_t it = restore_state(&t0, &residual);
+  if (it == 0) write_output(0, 0.0);
+  r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
+                residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
-  while (it < cfg_.max_iterations) {
+  while (!r.converged && it < cfg_.max_iterations) {
     T* x = u_->data();
     T* gx = v_->data();
     fill_ghosts(x);
@@ -256,7 +367,7 @@ RunResult Simulation<T>::run_anderson() {
     inputs.assign({gx, x});
     coeffs.assign({beta, 1.0 - beta});
     if (mk > 0) {
-      backend_->gram(F->data(), m + 1, F->data(), m + 1, P, P, gram.data());
+      backend_->gram(F->data(), m + 1, F->data(), m + 1, P, n_field, gram.data());
       for (double& v : gram) v = global_reduce(v, ReduceOp::Sum);
       gamma = solve_anderson_least_squares(gram, m + 1, mk);
       for (int j = 0; j < mk; ++j) {
@@ -280,18 +391,194 @@ RunResult Simulation<T>::run_anderson() {
         residual = poisson_residual(x, f, f_norm, nullptr);
       }
       history_.emplace_back(it, residual);
+      check_residual(residual, it);
       r.converged = residual <= cfg_.tolerance;
     }
     if (cfg_.output_every > 0 && it % cfg_.output_every == 0 && !r.converged &&
         it < cfg_.max_iterations)
       write_output(it, double(it));
     report(it, cfg_.max_iterations, double(it), residual, r.converged);
+    if (after_step(it, double(it), residual, r.converged || it == cfg_.max_iterations)) break;
     if (r.converged) break;
   }
-  if (it > 0) write_output(it, double(it));
+  if (it > 0 && !interrupted_) write_output(it, double(it));
   r.steps = it;
   r.final_residual = residual;
   return r;
+}
+
+// ---- Checkpoint/restart, stopping, blow-up guard (docs/batch.md) --------------------------
+
+template <typename T>
+CheckpointState Simulation<T>::save_state(std::int64_t step, double time, double residual) const {
+  CheckpointState s;
+  s.problem = to_string(cfg_.problem);
+  s.method = cfg_.problem == ProblemType::Poisson ? to_string(cfg_.method) : "";
+  s.precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
+  s.deck_hash = checkpoint_deck_hash(cfg_);
+  s.deck_hashed = checkpoint_deck_json(cfg_);
+  const GridDesc& gg = ctx_.domain.global;
+  s.dims = gg.dims;
+  s.cells = {gg.nx, gg.ny, gg.dims == 3 ? gg.nz : 1};
+  s.step = step;
+  s.time = time;
+  s.dt = dt_;
+  s.residual = residual;
+  s.residual_history = history_;
+  s.ranks = ctx_.domain.size;
+  s.block = ctx_.domain.block;
+  std::vector<T> host(g_.padded_size());
+  u_->copy_to_host(host.data());
+  s.fields.push_back(checkpoint_field("u", host.data(), g_));
+  if (anderson_F_) {  // the ring of differences, the current f (column m), G, g_prev
+    const int m = anderson_depth_;
+    const std::size_t n_field = g_.padded_size();
+    // Column stride rounded to 16 bytes so the Gram kernel can use vector loads.
+    const std::size_t P = (n_field + 3) / 4 * 4;
+    s.anderson_depth = m;
+    s.ring_position = step > 0 ? (step - 1) % m : -1;
+    host.resize((m + 1) * P);
+    anderson_F_->copy_to_host(host.data());
+    for (int j = 0; j <= m; ++j)
+      s.fields.push_back(checkpoint_field(fmt::format("F{}", j), host.data() + j * P, g_));
+    anderson_G_->copy_to_host(host.data());
+    for (int j = 0; j < m; ++j)
+      s.fields.push_back(checkpoint_field(fmt::format("G{}", j), host.data() + j * P, g_));
+    anderson_g_prev_->copy_to_host(host.data());
+    s.fields.push_back(checkpoint_field("g_prev", host.data(), g_));
+  }
+  return s;
+}
+
+template <typename T>
+std::int64_t Simulation<T>::restore_state(double* time, double* residual) {
+  if (ctx_.restart_path.empty()) return 0;
+  const std::string& path = ctx_.restart_path;
+  const CheckpointState s = read_checkpoint(path, ctx_.domain.block);
+  const auto need = [&](const std::string& name) -> const CheckpointField& {
+    const CheckpointField* f = s.field(name);
+    if (!f)
+      throw std::runtime_error(fmt::format("checkpoint '{}': field '{}' missing", path, name));
+    return *f;
+  };
+  std::vector<T> host(g_.padded_size());
+  u_->copy_to_host(host.data());  // keeps the ghost cells as the constructor set them
+  insert_interior(host.data(), g_, need("u").bytes);
+  u_->copy_from_host(host.data());
+  if (anderson_F_) {
+    const int m = anderson_depth_;
+    if (s.anderson_depth != m)
+      throw std::runtime_error(fmt::format("checkpoint '{}' has Anderson depth {}, the deck {}",
+                                           path, s.anderson_depth, m));
+    const std::size_t n_field = g_.padded_size();
+    // Column stride rounded to 16 bytes so the Gram kernel can use vector loads.
+    const std::size_t P = (n_field + 3) / 4 * 4;
+    host.assign((m + 1) * P, T(0));  // ghost cells of the history stay zero (see run_anderson)
+    for (int j = 0; j <= m; ++j)
+      insert_interior(host.data() + j * P, g_, need(fmt::format("F{}", j)).bytes);
+    anderson_F_->copy_from_host(host.data());
+    host.assign(m * P, T(0));
+    for (int j = 0; j < m; ++j)
+      insert_interior(host.data() + j * P, g_, need(fmt::format("G{}", j)).bytes);
+    anderson_G_->copy_from_host(host.data());
+    host.assign(P, T(0));
+    insert_interior(host.data(), g_, need("g_prev").bytes);
+    anderson_g_prev_->copy_from_host(host.data());
+  }
+  history_ = s.residual_history;
+  *time = s.time;
+  *residual = s.residual;
+  restored_dt_ = s.dt;
+  start_step_ = s.step;
+  last_checkpoint_step_ = s.step;  // no need to write it again
+  return s.step;
+}
+
+template <typename T>
+bool Simulation<T>::after_step(std::int64_t step, double time, double residual, bool last) {
+  const bool stop = !last && stop_requested(step);
+  const bool due = cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0;
+  if (due || stop) write_checkpoint(step, time, residual);
+  if (stop) interrupted_ = true;
+  return stop;
+}
+
+// Collective under MPI: every rank polls at the same steps and the maximum decides, so all
+// ranks stop after the same step. Codes: 0 go on, 1 walltime, 1000 + signal number.
+template <typename T>
+bool Simulation<T>::stop_requested(std::int64_t step) {
+  const bool parallel = ctx_.domain.size > 1;
+  const std::int64_t done = step - start_step_;
+  if (parallel && done % kStopPollSteps != 0) return false;
+  double code = 0;
+  if (ctx_.stop_flag && *ctx_.stop_flag != 0) code = 1000 + *ctx_.stop_flag;
+  if (code == 0 && cfg_.walltime_seconds > 0 && done > 0) {
+    // Stop while there is time for the polling interval's steps, one more, and the
+    // checkpoint (its last measured duration, doubled; an estimate before the first).
+    const double per_step = seconds_since(start_) / double(done);
+    const double bytes =
+        double(g_.interior_size()) * sizeof(T) * double(1 + 2 * anderson_depth_ + 1);
+    const double margin =
+        checkpoint_seconds_ > 0 ? std::max(0.5, 2 * checkpoint_seconds_) : 0.5 + bytes / 2e8;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - ctx_.start_time).count();
+    const double poll = parallel ? double(kStopPollSteps) : 1.0;
+    if (elapsed + (poll + 1) * per_step + margin > cfg_.walltime_seconds) code = 1;
+  }
+  if (parallel) code = global_reduce(code, ReduceOp::MaxAbs);
+  if (code == 0) return false;
+  stop_reason_ = code >= 1000 ? stop_signal_name(int(code) - 1000)
+                              : fmt::format("walltime {:g} s", cfg_.walltime_seconds);
+  return true;
+}
+
+template <typename T>
+void Simulation<T>::write_checkpoint(std::int64_t step, double time, double residual) {
+  if (step == last_checkpoint_step_) return;
+  // Never checkpoint a blown-up state.
+  check_finite(
+      global_reduce(backend_->reduce(u_->data(), g_, ReduceOp::SumSquares), ReduceOp::SumSquares),
+      step, "the solution's sum of squares");
+  const auto t0 = Clock::now();
+  const CheckpointState state = save_state(step, time, residual);
+  const std::string path = checkpoint_path(cfg_.output_directory, step);
+#ifdef HEATSOLVE_HAVE_MPI
+  if (ctx_.checkpoint_comm != MPI_COMM_NULL) {
+    heatsolve::write_checkpoint(path, state, ctx_.checkpoint_comm);
+  } else
+#endif
+  {
+    if (ctx_.domain.size > 1)
+      throw std::logic_error("multi-rank run without RunContext::checkpoint_comm");
+    heatsolve::write_checkpoint(path, state);
+  }
+  if (ctx_.domain.rank == 0) publish_checkpoint(cfg_.output_directory, path, step);
+  checkpoint_seconds_ = seconds_since(t0);
+  last_checkpoint_step_ = step;
+  last_checkpoint_ = path;
+}
+
+template <typename T>
+void Simulation<T>::check_finite(double value, std::int64_t step, const char* what) const {
+  if (std::isfinite(value)) return;
+  throw BlowUpError(fmt::format(
+      "the solution blew up at {} {}: {} is not finite (NaN or Inf){}; {}",
+      cfg_.problem == ProblemType::Heat ? "step" : "iteration", step, what,
+      cfg_.problem == ProblemType::Heat ? " (check the source, boundary values and time.dt)" : "",
+      last_checkpoint_.empty() ? "no checkpoint was written"
+                               : "the last good checkpoint is " + last_checkpoint_));
+}
+
+template <typename T>
+void Simulation<T>::check_residual(double residual, std::int64_t step) const {
+  check_finite(residual, step, "the residual");
+  const double first = history_.empty() ? 0.0 : history_.front().second;
+  if (first > 0 && std::isfinite(first) && residual > kResidualGrowthLimit * first)
+    throw BlowUpError(fmt::format(
+        "the solver diverged at iteration {}: residual {:.3e} is more than {:g} x the initial "
+        "residual {:.3e}; {}",
+        step, residual, kResidualGrowthLimit, first,
+        last_checkpoint_.empty() ? "no checkpoint was written"
+                                 : "the last good checkpoint is " + last_checkpoint_));
 }
 
 template class Simulation<float>;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
 
 namespace heatsolve {
@@ -29,6 +30,17 @@ class Simulation {
   void report(std::int64_t step, std::int64_t total, double time, double residual, bool force);
   RunResult base_result() const;
 
+  // Checkpoint/restart and stopping (docs/batch.md).
+  CheckpointState save_state(std::int64_t step, double time, double residual) const;
+  // Loads ctx_.restart_path into the fields; returns the step it holds (0: fresh start).
+  std::int64_t restore_state(double* time, double* residual);
+  // After a complete step: periodic checkpoint, stop request. True: stop now (checkpointed).
+  bool after_step(std::int64_t step, double time, double residual, bool last);
+  bool stop_requested(std::int64_t step);
+  void write_checkpoint(std::int64_t step, double time, double residual);
+  void check_finite(double value, std::int64_t step, const char* what) const;
+  void check_residual(double residual, std::int64_t step) const;
+
   const Config& cfg_;
   RunContext& ctx_;
   std::vector<FieldWriter*> writers_;
@@ -41,6 +53,16 @@ class Simulation {
   std::chrono::steady_clock::time_point start_, last_report_;
   std::int64_t global_points_ = 0;
   std::vector<std::pair<std::int64_t, double>> history_;
+  // Anderson history (run_anderson), members so that checkpoints can reach them.
+  std::unique_ptr<Array<T>> anderson_F_, anderson_G_, anderson_g_prev_;
+  int anderson_depth_ = 0;
+  double dt_ = 0;                // heat time step in use
+  double restored_dt_ = 0;       // dt of the checkpoint restarted from
+  std::int64_t start_step_ = 0;  // step restored from (0: fresh)
+  std::int64_t last_checkpoint_step_ = -1;
+  std::string last_checkpoint_, stop_reason_;
+  bool interrupted_ = false;
+  double checkpoint_seconds_ = 0;  // duration of the last checkpoint write
 };
 
 }  // namespace heatsolve

@@ -2,8 +2,11 @@
 // (heat) or the Jacobi/Anderson iteration (Poisson), and hands output steps to the writers.
 #pragma once
 
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +14,10 @@
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
 #include "solvers/domain.hpp"
+
+#ifdef HEATSOLVE_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace heatsolve {
 
@@ -36,6 +43,17 @@ struct RunResult {
   double total_heat = 0;         // sum of u * cell volume at the end
   std::vector<std::pair<std::int64_t, double>> residual_history;
   std::vector<std::string> files;
+  // Checkpoint/restart (docs/batch.md).
+  std::int64_t start_step = 0;  // step/iteration the run started from (restart), else 0
+  bool interrupted = false;     // stopped early by a signal or the walltime limit
+  std::string stop_reason;      // "SIGTERM", "walltime", ... when interrupted
+  std::string checkpoint;       // the last checkpoint written by this run ("" if none)
+};
+
+// The solution stopped being finite, or a Poisson residual grew past 1e6 x its initial
+// value. Thrown identically on every rank (the checks use global reductions): exit code 1.
+struct BlowUpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // Parallel context of a run; the defaults make a serial run.
@@ -46,6 +64,13 @@ struct RunContext {
   HaloExchanger<double>* exchanger_d = nullptr;
   std::function<void(const ProgressInfo&)> on_progress;  // called at most every ~1 s
   BackendOptions backend_options;
+  // Checkpoint/restart and graceful stop (docs/batch.md).
+  std::string restart_path;  // non-empty: continue from this checkpoint (already validated)
+  const volatile std::sig_atomic_t* stop_flag = nullptr;  // non-zero: stop after this step
+  std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();  // walltime
+#ifdef HEATSOLVE_HAVE_MPI
+  MPI_Comm checkpoint_comm = MPI_COMM_NULL;  // ranks writing checkpoints together (multi-rank)
+#endif
 };
 
 // Runs the whole problem. Writers receive the local block of each output step.

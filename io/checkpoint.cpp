@@ -1,0 +1,598 @@
+#include "io/checkpoint.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+
+#ifdef HEATSOLVE_HAVE_HDF5
+#include "io/hdf5_handle.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace heatsolve {
+
+const CheckpointField* CheckpointState::field(const std::string& name) const {
+  for (const CheckpointField& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// ---- Deck identity ------------------------------------------------------------------------
+
+std::string checkpoint_deck_json(const Config& cfg) {
+  nlohmann::json j = cfg.deck.is_object() ? cfg.deck : nlohmann::json::object();
+  j.erase("output");
+  j.erase("execution");
+  if (j.contains("time") && j["time"].is_object()) {
+    j["time"].erase("end");
+    j["time"].erase("steps");
+  }
+  if (j.contains("solver") && j["solver"].is_object()) j["solver"].erase("max_iterations");
+  return j.dump();  // nlohmann::json objects keep their keys sorted: canonical
+}
+
+std::string checkpoint_deck_hash(const Config& cfg) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : checkpoint_deck_json(cfg)) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string checkpoint_path(const std::string& directory, std::int64_t step) {
+  return (fs::path(directory.empty() ? "." : directory) / fmt::format("checkpoint_{:08d}.h5", step))
+      .string();
+}
+
+std::string checkpoint_latest_path(const std::string& directory) {
+  return (fs::path(directory.empty() ? "." : directory) / "checkpoint_latest").string();
+}
+
+namespace {
+
+// Steps of the `checkpoint_<8+ digits>.h5` files in `directory`, ascending.
+std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const std::string& directory) {
+  static const std::regex name_re("checkpoint_([0-9]{8,})\\.h5");
+  std::vector<std::pair<std::int64_t, fs::path>> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory.empty() ? "." : directory, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, name_re)) out.emplace_back(std::stoll(m[1].str()), entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+void publish_checkpoint(const std::string& directory, const std::string& path, std::int64_t step) {
+  write_file_atomically(checkpoint_latest_path(directory),
+                        fs::path(path).filename().string() + "\n");
+  const auto all = list_checkpoints(directory);
+  std::vector<fs::path> older;
+  for (const auto& [s, p] : all)
+    if (s <= step) older.push_back(p);
+  // `older` ends with the new checkpoint: keep the last kCheckpointsKept.
+  for (std::size_t i = 0; i + kCheckpointsKept < older.size(); ++i) {
+    std::error_code ec;
+    fs::remove(older[i], ec);  // best effort: a leftover old checkpoint is harmless
+  }
+}
+
+std::string resolve_restart_path(const std::string& arg, const std::string& directory) {
+  if (arg != "latest") {
+    if (!fs::exists(arg)) throw CheckpointMismatch(fmt::format("checkpoint '{}' not found", arg));
+    return arg;
+  }
+  const std::string latest = checkpoint_latest_path(directory);
+  std::ifstream in(latest);
+  if (!in)
+    throw CheckpointMismatch(fmt::format(
+        "--restart latest: no '{}' (output.directory '{}' holds no checkpoint of this deck; "
+        "set output.checkpoint_every, or pass a checkpoint file)",
+        latest, directory));
+  std::string name;
+  std::getline(in, name);
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  if (name.empty())
+    throw CheckpointMismatch(fmt::format("--restart latest: '{}' is empty", latest));
+  fs::path p(name);
+  if (p.is_relative()) p = fs::path(directory.empty() ? "." : directory) / p;
+  if (!fs::exists(p))
+    throw CheckpointMismatch(
+        fmt::format("--restart latest: '{}' names '{}', which does not exist", latest, p.string()));
+  return p.string();
+}
+
+void check_checkpoint_matches(const CheckpointState& h, const Config& cfg,
+                              const std::string& path) {
+  std::vector<std::string> diffs;
+  const std::string problem = to_string(cfg.problem);
+  if (h.problem != problem)
+    diffs.push_back(fmt::format("problem: checkpoint '{}', deck '{}'", h.problem, problem));
+  if (h.precision != cfg.precision)
+    diffs.push_back(fmt::format("precision: checkpoint '{}', deck '{}'", to_string(h.precision),
+                                to_string(cfg.precision)));
+  const GridDesc g = cfg.grid();
+  const std::array<int, 3> cells{g.nx, g.ny, g.nz};
+  if (h.dims != cfg.dimensions || h.cells != cells)
+    diffs.push_back(fmt::format("grid: checkpoint {}D {}x{}x{}, deck {}D {}x{}x{}", h.dims,
+                                h.cells[0], h.cells[1], h.cells[2], cfg.dimensions, cells[0],
+                                cells[1], cells[2]));
+  if (cfg.problem == ProblemType::Poisson) {
+    const std::string method = to_string(cfg.method);
+    if (h.method != method)
+      diffs.push_back(fmt::format("solver.method: checkpoint '{}', deck '{}'", h.method, method));
+  }
+  if (h.deck_hash != checkpoint_deck_hash(cfg)) {
+    // Name the differing keys (JSON pointers) from the hashed JSON the checkpoint keeps.
+    std::string keys;
+    try {
+      const nlohmann::json theirs = nlohmann::json::parse(h.deck_hashed);
+      const nlohmann::json ours = nlohmann::json::parse(checkpoint_deck_json(cfg));
+      for (const auto& op : nlohmann::json::diff(theirs, ours)) {
+        const std::string ptr = op["path"].get<std::string>();
+        const nlohmann::json::json_pointer jp(ptr);
+        const std::string a = theirs.contains(jp) ? theirs.at(jp).dump() : "(absent)";
+        const std::string b = ours.contains(jp) ? ours.at(jp).dump() : "(absent)";
+        keys += fmt::format("{}{} (checkpoint {}, deck {})", keys.empty() ? "" : "; ", ptr, a, b);
+      }
+    } catch (const std::exception&) {
+    }
+    diffs.push_back(fmt::format("deck hash: checkpoint {}, deck {}{}", h.deck_hash,
+                                checkpoint_deck_hash(cfg), keys.empty() ? "" : ": " + keys));
+  }
+  if (h.step < 0) diffs.push_back("step: negative");
+  if (diffs.empty()) return;
+  std::string msg =
+      fmt::format("checkpoint '{}' does not belong to deck '{}':", path, cfg.deck_path);
+  for (const std::string& d : diffs) msg += "\n  " + d;
+  msg +=
+      "\n(only output.*, execution.*, time.end/steps and solver.max_iterations may change on "
+      "restart; see docs/batch.md)";
+  throw CheckpointMismatch(msg);
+}
+
+#ifdef HEATSOLVE_HAVE_HDF5
+
+namespace {
+
+constexpr const char* kFormatName = "heatsolve-checkpoint";
+
+hid_t h5_type(Precision p) {
+  return p == Precision::Float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+}
+std::size_t value_size(Precision p) {
+  return p == Precision::Float ? sizeof(float) : sizeof(double);
+}
+
+void put_attr(hid_t obj, const char* name, hid_t type, const void* data, hsize_t n,
+              const std::string& file) {
+  h5::Dataspace space(n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr),
+                      std::string("dataspace for attribute ") + name);
+  h5::Attribute a(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                  fmt::format("create attribute '{}' in {}", name, file));
+  h5::check(H5Awrite(a.get(), type, data), fmt::format("write attribute '{}' in {}", name, file));
+}
+
+void put_string(hid_t obj, const char* name, const std::string& value, const std::string& file) {
+  h5::Datatype type(H5Tcopy(H5T_C_S1), "string type");
+  h5::check(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), "string size");
+  h5::Dataspace space(H5Screate(H5S_SCALAR), "scalar dataspace");
+  h5::Attribute a(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                  fmt::format("create attribute '{}' in {}", name, file));
+  std::string padded = value.empty() ? std::string(1, '\0') : value;
+  h5::check(H5Awrite(a.get(), type.get(), padded.data()),
+            fmt::format("write attribute '{}' in {}", name, file));
+}
+
+[[noreturn]] void bad_file(const std::string& file, const std::string& what) {
+  throw std::runtime_error(fmt::format("checkpoint '{}': {}", file, what));
+}
+
+void get_attr(hid_t obj, const char* name, hid_t type, void* out, hsize_t n,
+              const std::string& file) {
+  if (H5Aexists(obj, name) <= 0) bad_file(file, fmt::format("attribute '{}' missing", name));
+  h5::Attribute a(H5Aopen(obj, name, H5P_DEFAULT),
+                  fmt::format("open attribute '{}' in {}", name, file));
+  h5::Dataspace space(H5Aget_space(a.get()), "attribute dataspace");
+  if (H5Sget_simple_extent_npoints(space.get()) != static_cast<hssize_t>(std::max<hsize_t>(n, 1)))
+    bad_file(file, fmt::format("attribute '{}' has the wrong size", name));
+  h5::check(H5Aread(a.get(), type, out), fmt::format("read attribute '{}' in {}", name, file));
+}
+
+std::string get_string(hid_t obj, const char* name, const std::string& file) {
+  if (H5Aexists(obj, name) <= 0) bad_file(file, fmt::format("attribute '{}' missing", name));
+  h5::Attribute a(H5Aopen(obj, name, H5P_DEFAULT),
+                  fmt::format("open attribute '{}' in {}", name, file));
+  h5::Datatype stored(H5Aget_type(a.get()), "attribute type");
+  if (H5Tget_class(stored.get()) != H5T_STRING || H5Tis_variable_str(stored.get()) > 0)
+    bad_file(file, fmt::format("attribute '{}' is not a fixed-length string", name));
+  const std::size_t size = H5Tget_size(stored.get());
+  h5::Datatype type(H5Tcopy(H5T_C_S1), "string type");
+  h5::check(H5Tset_size(type.get(), size), "string size");
+  std::string out(size, '\0');
+  h5::check(H5Aread(a.get(), type.get(), out.data()), fmt::format("read attribute '{}'", name));
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+// File-order (slowest first) extents of the grid and of a block.
+std::vector<hsize_t> file_dims(int dims, const std::array<int, 3>& v) {
+  std::vector<hsize_t> out;
+  for (int a = (dims == 2 ? 1 : 2); a >= 0; --a) out.push_back(static_cast<hsize_t>(v[a]));
+  return out;
+}
+
+// Writes `bytes` (block `b`, x fastest) into dataset `d` (whole grid).
+void write_block(hid_t d, hid_t type, const CheckpointState& s, const Block& b,
+                 const unsigned char* bytes, const std::string& where) {
+  if (b.size() == 0) return;
+  h5::Dataspace fspace(H5Dget_space(d), "dataspace of " + where);
+  const auto off = file_dims(s.dims, b.offset), cnt = file_dims(s.dims, b.count);
+  h5::check(
+      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, off.data(), nullptr, cnt.data(), nullptr),
+      "select block in " + where);
+  const hsize_t n = b.size();
+  h5::Dataspace mspace(H5Screate_simple(1, &n, nullptr), "memory dataspace");
+  h5::check(H5Dwrite(d, type, mspace.get(), fspace.get(), H5P_DEFAULT, bytes), "write " + where);
+}
+
+void check_block_in_grid(const CheckpointState& s, const Block& b, const std::string& file) {
+  for (int a = 0; a < 3; ++a)
+    if (b.offset[a] < 0 || b.count[a] < 0 || b.offset[a] + b.count[a] > s.cells[a])
+      bad_file(file, fmt::format("block offset ({},{},{}) count ({},{},{}) outside the grid "
+                                 "{}x{}x{}",
+                                 b.offset[0], b.offset[1], b.offset[2], b.count[0], b.count[1],
+                                 b.count[2], s.cells[0], s.cells[1], s.cells[2]));
+}
+
+// The part of writing done on the one writing process. `fetch(r, field, buf)` supplies the
+// bytes of rank r's block of field `field` (rank 0's own data or received).
+template <typename Fetch>
+void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch) {
+  h5::silence_errors();
+  const std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    fs::create_directories(
+        fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path(), ec);
+  }
+  struct RemoveOnFailure {  // declared before `file`: runs after it is closed
+    const std::string& path;
+    bool armed = true;
+    ~RemoveOnFailure() {
+      std::error_code ec;
+      if (armed) fs::remove(path, ec);
+    }
+  } cleanup{tmp};
+  h5::File file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create " + tmp);
+  const hid_t root = file.get();
+  put_string(root, "format", kFormatName, tmp);
+  put_attr(root, "format_version", H5T_NATIVE_INT, &kCheckpointFormatVersion, 0, tmp);
+  put_string(root, "problem", s.problem, tmp);
+  put_string(root, "method", s.method, tmp);
+  put_string(root, "precision", to_string(s.precision), tmp);
+  put_string(root, "deck_hash", s.deck_hash, tmp);
+  put_string(root, "deck_hashed", s.deck_hashed, tmp);
+  put_attr(root, "dimensions", H5T_NATIVE_INT, &s.dims, 0, tmp);
+  put_attr(root, "cells", H5T_NATIVE_INT, s.cells.data(), 3, tmp);
+  put_attr(root, "step", H5T_NATIVE_INT64, &s.step, 0, tmp);
+  put_attr(root, "time", H5T_NATIVE_DOUBLE, &s.time, 0, tmp);
+  put_attr(root, "dt", H5T_NATIVE_DOUBLE, &s.dt, 0, tmp);
+  put_attr(root, "residual", H5T_NATIVE_DOUBLE, &s.residual, 0, tmp);
+  put_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, tmp);
+  put_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, tmp);
+  put_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, tmp);
+
+  {  // residual history [n][2]
+    std::vector<double> hist;
+    for (const auto& [st, r] : s.residual_history) {
+      hist.push_back(static_cast<double>(st));
+      hist.push_back(r);
+    }
+    const hsize_t dims[2] = {s.residual_history.size(), 2};
+    h5::Dataspace space(H5Screate_simple(2, dims, nullptr), "dataspace residual_history");
+    h5::Dataset d(H5Dcreate2(root, "residual_history", H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+                  "create residual_history in " + tmp);
+    if (!hist.empty())
+      h5::check(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, hist.data()),
+                "write residual_history in " + tmp);
+  }
+  {  // decomposition
+    h5::Group g(H5Gcreate2(root, "decomposition", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                "create group decomposition in " + tmp);
+    std::vector<int> blocks;
+    for (const Block& b : s.blocks)
+      for (int v : {b.offset[0], b.offset[1], b.offset[2], b.count[0], b.count[1], b.count[2]})
+        blocks.push_back(v);
+    const hsize_t dims[2] = {s.blocks.size(), 6};
+    h5::Dataspace space(H5Screate_simple(2, dims, nullptr), "dataspace blocks");
+    h5::Dataset d(H5Dcreate2(g.get(), "blocks", H5T_NATIVE_INT, space.get(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+                  "create decomposition/blocks in " + tmp);
+    h5::check(H5Dwrite(d.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, blocks.data()),
+              "write decomposition/blocks in " + tmp);
+  }
+  h5::Group fields(H5Gcreate2(root, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   "create group fields in " + tmp);
+  const std::array<int, 3> cells = s.cells;
+  const auto gdims = file_dims(s.dims, cells);
+  const hid_t type = h5_type(s.precision);
+  std::vector<unsigned char> buf;
+  for (std::size_t fi = 0; fi < s.fields.size(); ++fi) {
+    const std::string where = tmp + ":/fields/" + s.fields[fi].name;
+    h5::Dataspace space(H5Screate_simple(static_cast<int>(gdims.size()), gdims.data(), nullptr),
+                        "dataspace for " + where);
+    h5::Dataset d(H5Dcreate2(fields.get(), s.fields[fi].name.c_str(), type, space.get(),
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  "create " + where);
+    for (int r = 0; r < s.ranks; ++r) {
+      const Block& b = s.blocks[static_cast<std::size_t>(r)];
+      check_block_in_grid(s, b, tmp);
+      buf.resize(b.size() * value_size(s.precision));
+      fetch(r, fi, buf);
+      write_block(d.get(), type, s, b, buf.data(), where);
+    }
+  }
+  fields.reset();
+  file.close("close " + tmp);
+  publish_file(tmp, path);
+  cleanup.armed = false;
+}
+
+void check_state(const CheckpointState& s) {
+  for (const CheckpointField& f : s.fields)
+    if (f.bytes.size() != s.block.size() * value_size(s.precision))
+      throw std::logic_error(fmt::format("checkpoint field '{}': {} bytes for a block of {} cells",
+                                         f.name, f.bytes.size(), s.block.size()));
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const CheckpointState& state) {
+  check_state(state);
+  CheckpointState s = state;
+  s.ranks = 1;
+  s.blocks = {state.block};
+  write_file(path, s, [&](int, std::size_t fi, std::vector<unsigned char>& buf) {
+    std::memcpy(buf.data(), state.fields[fi].bytes.data(), buf.size());
+  });
+}
+
+#ifdef HEATSOLVE_HAVE_MPI
+void write_checkpoint(const std::string& path, const CheckpointState& state, MPI_Comm parent) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(parent, &rank);
+  MPI_Comm_size(parent, &size);
+  if (size == 1) return write_checkpoint(path, state);
+  check_state(state);
+  // A private communicator: the messages below cannot meet anyone else's.
+  struct OwnComm {
+    MPI_Comm c = MPI_COMM_NULL;
+    ~OwnComm() {
+      if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    }
+  } own;
+  MPI_Comm_dup(parent, &own.c);
+  const MPI_Comm comm = own.c;
+  constexpr int kTag = 0x434b;  // "CK"
+  constexpr std::size_t kChunk = std::size_t(1) << 30;
+  const auto transfer = [&](unsigned char* p, std::size_t n, int peer, bool send) {
+    for (std::size_t done = 0; done < n; done += kChunk) {
+      const int len = static_cast<int>(std::min(kChunk, n - done));
+      if (send)
+        MPI_Send(p + done, len, MPI_BYTE, peer, kTag, comm);
+      else
+        MPI_Recv(p + done, len, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE);
+    }
+  };
+  int mine[6] = {state.block.offset[0], state.block.offset[1], state.block.offset[2],
+                 state.block.count[0],  state.block.count[1],  state.block.count[2]};
+  std::vector<int> all(6 * static_cast<std::size_t>(size));
+  MPI_Gather(mine, 6, MPI_INT, all.data(), 6, MPI_INT, 0, comm);
+  std::string error;
+  if (rank == 0) {
+    CheckpointState s = state;
+    s.ranks = size;
+    s.blocks.resize(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      const int* h = &all[6 * static_cast<std::size_t>(r)];
+      s.blocks[r].offset = {h[0], h[1], h[2]};
+      s.blocks[r].count = {h[3], h[4], h[5]};
+    }
+    // Rank 0 receives every block, in (field, rank) order, even after an error, so that no
+    // sender stays blocked.
+    std::size_t next_field = 0;
+    int next_rank = 0;
+    const auto fetch = [&](int r, std::size_t fi, std::vector<unsigned char>& buf) {
+      if (r == 0)
+        std::memcpy(buf.data(), state.fields[fi].bytes.data(), buf.size());
+      else
+        transfer(buf.data(), buf.size(), r, false);
+      next_field = fi;
+      next_rank = r + 1;
+      if (next_rank == size) next_field = fi + 1, next_rank = 0;
+    };
+    try {
+      write_file(path, s, fetch);
+    } catch (const std::exception& e) {
+      error = e.what();
+      std::vector<unsigned char> buf;
+      for (std::size_t fi = next_field; fi < s.fields.size(); ++fi)
+        for (int r = (fi == next_field ? next_rank : 0); r < size; ++r) {
+          if (r == 0) continue;
+          buf.resize(s.blocks[r].size() * value_size(s.precision));
+          transfer(buf.data(), buf.size(), r, false);
+        }
+    }
+  } else {
+    for (const CheckpointField& f : state.fields)
+      transfer(const_cast<unsigned char*>(f.bytes.data()), f.bytes.size(), 0, true);
+  }
+  int len = static_cast<int>(error.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  error.resize(static_cast<std::size_t>(len));
+  if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm);
+  if (!error.empty()) throw std::runtime_error(error);
+}
+#endif
+
+namespace {
+
+CheckpointState read_impl(const std::string& path, const Block* block) {
+  h5::silence_errors();
+  if (!fs::exists(path)) throw std::runtime_error(fmt::format("checkpoint '{}' not found", path));
+#if H5_VERSION_GE(1, 12, 0)
+  const htri_t is_hdf5 = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
+#else
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+#endif
+  if (is_hdf5 <= 0) bad_file(path, "not an HDF5 file");
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path);
+  const hid_t root = file.get();
+  CheckpointState s;
+  if (H5Aexists(root, "format") <= 0 || get_string(root, "format", path) != kFormatName)
+    bad_file(path, "not a heatsolve checkpoint (no format = \"heatsolve-checkpoint\")");
+  int version = 0;
+  get_attr(root, "format_version", H5T_NATIVE_INT, &version, 0, path);
+  if (version != kCheckpointFormatVersion)
+    bad_file(path, fmt::format("format version {} is not supported (this heatsolve reads {})",
+                               version, kCheckpointFormatVersion));
+  s.problem = get_string(root, "problem", path);
+  s.method = get_string(root, "method", path);
+  const std::string precision = get_string(root, "precision", path);
+  if (precision != "float" && precision != "double")
+    bad_file(path, fmt::format("unknown precision '{}'", precision));
+  s.precision = precision == "float" ? Precision::Float : Precision::Double;
+  s.deck_hash = get_string(root, "deck_hash", path);
+  s.deck_hashed = get_string(root, "deck_hashed", path);
+  get_attr(root, "dimensions", H5T_NATIVE_INT, &s.dims, 0, path);
+  get_attr(root, "cells", H5T_NATIVE_INT, s.cells.data(), 3, path);
+  if ((s.dims != 2 && s.dims != 3) || s.cells[0] < 1 || s.cells[1] < 1 || s.cells[2] < 1 ||
+      (s.dims == 2 && s.cells[2] != 1))
+    bad_file(path, "invalid grid attributes");
+  get_attr(root, "step", H5T_NATIVE_INT64, &s.step, 0, path);
+  get_attr(root, "time", H5T_NATIVE_DOUBLE, &s.time, 0, path);
+  get_attr(root, "dt", H5T_NATIVE_DOUBLE, &s.dt, 0, path);
+  get_attr(root, "residual", H5T_NATIVE_DOUBLE, &s.residual, 0, path);
+  get_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, path);
+  get_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, path);
+  get_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, path);
+
+  // A 2-D dataset with `cols` columns: `sink(dataset, type, rows)` reads it.
+  const auto read_2d = [&](const char* name, hid_t type, std::size_t cols, auto&& sink) {
+    h5::Dataset d(H5Dopen2(root, name, H5P_DEFAULT), fmt::format("open {} in {}", name, path));
+    h5::Dataspace space(H5Dget_space(d.get()), "dataspace");
+    hsize_t dims[2] = {0, 0};
+    if (H5Sget_simple_extent_ndims(space.get()) != 2)
+      bad_file(path, fmt::format("{} is not 2-D", name));
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    if (dims[1] != cols) bad_file(path, fmt::format("{} has {} columns", name, dims[1]));
+    sink(d.get(), type, static_cast<std::size_t>(dims[0]));
+  };
+  read_2d("residual_history", H5T_NATIVE_DOUBLE, 2, [&](hid_t d, hid_t type, std::size_t n) {
+    std::vector<double> v(2 * n);
+    if (n > 0)
+      h5::check(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "read residual_history");
+    for (std::size_t i = 0; i < n; ++i)
+      s.residual_history.emplace_back(static_cast<std::int64_t>(v[2 * i]), v[2 * i + 1]);
+  });
+  read_2d("decomposition/blocks", H5T_NATIVE_INT, 6, [&](hid_t d, hid_t type, std::size_t n) {
+    std::vector<int> v(6 * n);
+    if (n > 0) h5::check(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "read blocks");
+    for (std::size_t i = 0; i < n; ++i) {
+      Block b;
+      b.offset = {v[6 * i], v[6 * i + 1], v[6 * i + 2]};
+      b.count = {v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]};
+      s.blocks.push_back(b);
+    }
+  });
+  if (!block) return s;
+
+  check_block_in_grid(s, *block, path);
+  s.block = *block;
+  h5::Group fields(H5Gopen2(root, "fields", H5P_DEFAULT), "open group fields in " + path);
+  H5G_info_t info;
+  h5::check(H5Gget_info(fields.get(), &info), "list fields in " + path);
+  const std::array<int, 3> cells = s.cells;
+  const auto gdims = file_dims(s.dims, cells);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256] = {0};
+    if (H5Lget_name_by_idx(fields.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                           H5P_DEFAULT) < 0)
+      h5::fail("list fields in " + path);
+    const std::string where = path + ":/fields/" + name;
+    h5::Dataset d(H5Dopen2(fields.get(), name, H5P_DEFAULT), "open " + where);
+    h5::Dataspace fspace(H5Dget_space(d.get()), "dataspace of " + where);
+    std::vector<hsize_t> dims(gdims.size());
+    if (H5Sget_simple_extent_ndims(fspace.get()) != static_cast<int>(gdims.size()) ||
+        (H5Sget_simple_extent_dims(fspace.get(), dims.data(), nullptr), dims != gdims))
+      bad_file(path, fmt::format("field '{}' does not have the grid's shape", name));
+    CheckpointField f;
+    f.name = name;
+    f.bytes.resize(block->size() * value_size(s.precision));
+    if (block->size() > 0) {
+      const auto off = file_dims(s.dims, block->offset), cnt = file_dims(s.dims, block->count);
+      h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, off.data(), nullptr, cnt.data(),
+                                    nullptr),
+                "select block in " + where);
+      const hsize_t n = block->size();
+      h5::Dataspace mspace(H5Screate_simple(1, &n, nullptr), "memory dataspace");
+      h5::check(H5Dread(d.get(), h5_type(s.precision), mspace.get(), fspace.get(), H5P_DEFAULT,
+                        f.bytes.data()),
+                "read " + where);
+    }
+    s.fields.push_back(std::move(f));
+  }
+  return s;
+}
+
+}  // namespace
+
+CheckpointState read_checkpoint_header(const std::string& path) {
+  return read_impl(path, nullptr);
+}
+CheckpointState read_checkpoint(const std::string& path, const Block& block) {
+  return read_impl(path, &block);
+}
+
+#else  // !HEATSOLVE_HAVE_HDF5
+
+namespace {
+[[noreturn]] void no_hdf5() {
+  throw std::runtime_error("heatsolve was built without HDF5: checkpoints are unavailable");
+}
+}  // namespace
+void write_checkpoint(const std::string&, const CheckpointState&) {
+  no_hdf5();
+}
+#ifdef HEATSOLVE_HAVE_MPI
+void write_checkpoint(const std::string&, const CheckpointState&, MPI_Comm) {
+  no_hdf5();
+}
+#endif
+CheckpointState read_checkpoint_header(const std::string&) {
+  no_hdf5();
+}
+CheckpointState read_checkpoint(const std::string&, const Block&) {
+  no_hdf5();
+}
+
+#endif  // HEATSOLVE_HAVE_HDF5
+
+}  // namespace heatsolve

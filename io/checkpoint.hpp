@@ -1,0 +1,130 @@
+// Checkpoint files: everything a run needs to continue bitwise where it stopped.
+//
+// File format (`<output.directory>/checkpoint_<%08d step>.h5`, HDF5):
+//   /  attributes
+//     format = "heatsolve-checkpoint", format_version = kCheckpointFormatVersion (int)
+//     problem ("heat" | "poisson"), method ("jacobi" | "anderson"; "" for heat)
+//     precision ("float" | "double"): type of every field dataset
+//     deck_hash (16 hex digits) and deck_hashed (the canonical JSON that was hashed),
+//       see checkpoint_deck_json()
+//     dimensions (int), cells[3] (int, x y z; 2D: cells[2] = 1)
+//     step (int64: time steps or iterations done), time (double, simulated time; Poisson:
+//       the iteration count), dt (double; heat), residual (double: the latest residual or
+//       heat rate), anderson_depth (int, 0 unless Anderson), ring_position (int64: the ring
+//       slot the next difference goes to, (step - 1) % depth; -1 before the first step)
+//     ranks (int): MPI ranks of the writing run
+//   /decomposition/blocks   int [ranks][6]: offset x y z, count x y z of every rank's block
+//   /residual_history       double [n][2]: (step, residual) pairs recorded so far
+//   /fields/<name>          [nz][ny][nx] (2D: [ny][nx]) interior cells, x fastest, in the
+//                           run's precision: "u" (the solution), and for Anderson "F0".."F<m>"
+//                           (difference ring + current f), "G0".."G<m-1>", "g_prev"
+//
+// Fields are stored on the global grid, so a checkpoint can be read back by any
+// decomposition; each rank reads its own block. Writing under MPI gathers the blocks on
+// rank 0, which writes the file (`<file>.tmp`, then rename): a reader never sees a partial
+// checkpoint, and the previous checkpoints stay intact until the new one is complete.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef HEATSOLVE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "io/config.hpp"
+#include "io/field_writer.hpp"
+
+namespace heatsolve {
+
+inline constexpr int kCheckpointFormatVersion = 1;
+// How many checkpoint files a run keeps: the newest and the one before it.
+inline constexpr int kCheckpointsKept = 2;
+
+// A checkpoint that does not belong to this deck (input problem: exit code 2).
+struct CheckpointMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One field of the local block, interior cells x fastest, raw values of the run's precision
+// (block.size() * 4 or 8 bytes).
+struct CheckpointField {
+  std::string name;
+  std::vector<unsigned char> bytes;
+};
+
+struct CheckpointState {
+  // Identity: what the checkpoint can be restarted with.
+  std::string problem, method;
+  Precision precision = Precision::Double;
+  std::string deck_hash, deck_hashed;
+  int dims = 3;
+  std::array<int, 3> cells{1, 1, 1};
+  // Progress and solver state.
+  std::int64_t step = 0;
+  double time = 0, dt = 0, residual = 0;
+  int anderson_depth = 0;
+  std::int64_t ring_position = -1;
+  std::vector<std::pair<std::int64_t, double>> residual_history;
+  // Decomposition of the writing run (blocks of all ranks; on write only `block` is used,
+  // the others are gathered).
+  int ranks = 1;
+  std::vector<Block> blocks;
+  // This rank's part of the fields.
+  Block block;
+  std::vector<CheckpointField> fields;
+
+  const CheckpointField* field(const std::string& name) const;
+};
+
+// The deck part that identifies a run: cfg.deck (the deck as given, after --set) without
+//   output             (the whole section: directory, every, formats, overwrite,
+//                      checkpoint_every only change what is written, not what is computed)
+//   execution          (the whole section: backend, kernel, block, time_block,
+//                      decomposition, halo, overlap, walltime say how/where it runs;
+//                      precision is compared on its own)
+//   time.end, time.steps, solver.max_iterations   (a run may be extended)
+// serialised canonically (keys sorted, no whitespace). Equal decks written differently
+// (`1e-3` vs `0.001`, a default spelt out vs left out) hash differently.
+std::string checkpoint_deck_json(const Config& cfg);
+// FNV-1a 64 of checkpoint_deck_json(cfg), 16 hex digits.
+std::string checkpoint_deck_hash(const Config& cfg);
+
+// `<directory>/checkpoint_<%08d step>.h5` and `<directory>/checkpoint_latest`.
+std::string checkpoint_path(const std::string& directory, std::int64_t step);
+std::string checkpoint_latest_path(const std::string& directory);
+
+// Writes `state` (this rank's block) to `path` atomically. Serial. Throws std::runtime_error.
+void write_checkpoint(const std::string& path, const CheckpointState& state);
+#ifdef HEATSOLVE_HAVE_MPI
+// Collective over `comm`: every rank passes its block; rank 0 writes. Every rank throws if
+// the write failed.
+void write_checkpoint(const std::string& path, const CheckpointState& state, MPI_Comm comm);
+#endif
+
+// Updates `<directory>/checkpoint_latest` (atomically) to name `path`, then deletes the
+// checkpoints older than the kCheckpointsKept newest up to `step` (later ones, left by a
+// run that was restarted from further back, are kept). Call on one rank only.
+void publish_checkpoint(const std::string& directory, const std::string& path, std::int64_t step);
+
+// Reads the attributes, history and decomposition (no fields). Throws std::runtime_error
+// naming the file and what is wrong (not a checkpoint, unsupported format version, ...).
+CheckpointState read_checkpoint_header(const std::string& path);
+// Reads everything, fields restricted to `block`.
+CheckpointState read_checkpoint(const std::string& path, const Block& block);
+
+// `--restart` argument -> checkpoint file: "latest" resolves through checkpoint_latest in
+// `directory`. Throws CheckpointMismatch when there is nothing to restart from.
+std::string resolve_restart_path(const std::string& arg, const std::string& directory);
+
+// Throws CheckpointMismatch saying what differs (deck keys, precision, grid, problem) when
+// the checkpoint `header` cannot continue `cfg`.
+void check_checkpoint_matches(const CheckpointState& header, const Config& cfg,
+                              const std::string& path);
+
+}  // namespace heatsolve
