@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Fresh Debian 12: installs what is missing, builds, runs the whole ctest suite.
+# Fresh Debian 12: installs what is missing, builds, runs the whole ctest suite; then the CPU
+# suite again under AddressSanitizer + UBSan (preset asan) and 60 s of deck fuzzing
+# (scripts/fuzz.sh). Exits non-zero when any stage fails; the ci suite's ctest summary is the
+# last unprefixed one (the asan stage's lines carry an "[asan] " prefix).
+# Skip stages with HEATSOLVE_SKIP_ASAN=1 / HEATSOLVE_SKIP_FUZZ=1; HEATSOLVE_FUZZ_SECONDS=N.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup-debian.sh
@@ -7,4 +11,33 @@ export HEATSOLVE_PRESET="${HEATSOLVE_PRESET:-ci}"
 preset=$(bash scripts/configure.sh)
 export OMPI_MCA_rmaps_base_oversubscribe=1
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-ctest --preset "$preset" -j "${HEATSOLVE_TEST_JOBS:-2}"
+jobs="${HEATSOLVE_TEST_JOBS:-2}"
+failed=()
+ctest --preset "$preset" -j "$jobs" || failed+=("ctest --preset $preset")
+
+# The CPU suite under ASan + UBSan. MPI-launched tests (label mpi) stay out: Open MPI's
+# runtime is not sanitizer-clean. Leaks of third-party runtimes: tests/sanitizers/lsan.supp.
+if [ "${HEATSOLVE_SKIP_ASAN:-0}" != 1 ]; then
+  echo "[test.sh] building the asan preset"
+  if HEATSOLVE_PRESET=asan bash scripts/configure.sh >/dev/null; then
+    set +e
+    ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:strict_string_checks=1" \
+    LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+      ctest --preset asan -j "$jobs" -LE mpi ${HEATSOLVE_ASAN_CTEST_ARGS:-} 2>&1 | sed -u 's/^/[asan] /'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("ctest --preset asan")
+    set -e
+  else
+    failed+=("asan build")
+  fi
+fi
+
+if [ "${HEATSOLVE_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh "${HEATSOLVE_FUZZ_SECONDS:-60}" || failed+=("scripts/fuzz.sh")
+fi
+
+if ((${#failed[@]})); then
+  echo "[test.sh] FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "[test.sh] all stages passed (ctest $preset, asan, fuzz)"

@@ -156,43 +156,94 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 using Locator = std::function<Location(const YAML::Mark&)>;
 
-DeckNode convert(const YAML::Node& y, const Locator& locate);
+// A deck has tens of values; YAML aliases can make a few lines expand to billions ("billion
+// laughs"), so the conversion stops at this many nodes.
+constexpr std::size_t kMaxDeckNodes = 10000;
 
-void convert_map(const YAML::Node& y, const Locator& locate, DeckNode& out) {
+// Strict UTF-8 (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF): the
+// deck is echoed into summary.json, whose JSON writer rejects anything else.
+bool is_valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t cp = 0, min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+struct Converter {
+  const Locator& locate;
+  std::size_t nodes = 0;
+
+  DeckNode convert(const YAML::Node& y);
+  void convert_map(const YAML::Node& y, DeckNode& out);
+  std::string scalar(const YAML::Node& y, const Location& at) const {
+    std::string s = y.Scalar();
+    if (!is_valid_utf8(s)) fail(at, "invalid UTF-8 text (decks must be UTF-8)");
+    return s;
+  }
+};
+
+void Converter::convert_map(const YAML::Node& y, DeckNode& out) {
   for (const auto& entry : y) {
     const Location key_loc = locate(entry.first.Mark());
     if (!entry.first.IsScalar()) fail(key_loc, "mapping keys must be plain names");
-    const std::string key = entry.first.Scalar();
+    const std::string key = scalar(entry.first, key_loc);
     if (const auto i = out.index_of(key))
       fail(key_loc,
            fmt::format("duplicate key '{}' (first given at line {})", key, out.key_locs[*i].line));
-    DeckNode value = convert(entry.second, locate);
+    DeckNode value = convert(entry.second);
     // yaml-cpp marks an empty value at the token after it (often the next line): use the key.
     if (value.kind == Kind::Null) value.loc = key_loc;
     out.insert(key, key_loc, std::move(value));
   }
 }
 
-DeckNode convert(const YAML::Node& y, const Locator& locate) {
+DeckNode Converter::convert(const YAML::Node& y) {
   DeckNode n;
   n.loc = locate(y.Mark());
+  if (++nodes > kMaxDeckNodes)
+    fail(n.loc, fmt::format("the deck expands to more than {} values (YAML aliases nested too "
+                            "deeply?)",
+                            kMaxDeckNodes));
   switch (y.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
       break;
     case YAML::NodeType::Scalar:
       n.kind = Kind::Scalar;
-      n.scalar = y.Scalar();
+      n.scalar = scalar(y, n.loc);
       // yaml-cpp tags plain scalars "?" and quoted ones "!"; `!!str` also forces a string.
       n.quoted = y.Tag() == "!" || y.Tag() == "tag:yaml.org,2002:str";
       break;
     case YAML::NodeType::Sequence:
       n.kind = Kind::Sequence;
-      for (const auto& item : y) n.items.push_back(convert(item, locate));
+      for (const auto& item : y) n.items.push_back(convert(item));
       break;
     case YAML::NodeType::Map:
       n.kind = Kind::Map;
-      convert_map(y, locate, n);
+      convert_map(y, n);
       break;
   }
   return n;
@@ -200,7 +251,8 @@ DeckNode convert(const YAML::Node& y, const Locator& locate) {
 
 DeckNode parse_yaml(const std::string& text, const Locator& locate) {
   try {
-    return convert(YAML::Load(text), locate);
+    Converter converter{locate};
+    return converter.convert(YAML::Load(text));
   } catch (const YAML::Exception& e) {
     fail(locate(e.mark), e.msg.empty() ? std::string("invalid YAML") : e.msg);
   }
@@ -394,6 +446,11 @@ bool boolean(const DeckNode& n, const std::string& what) {
 
 std::string text(const DeckNode& n, const std::string& what) {
   if (n.kind != Kind::Scalar || n.scalar.empty()) expected(n, what, "a non-empty string");
+  if (std::any_of(n.scalar.begin(), n.scalar.end(),
+                  [](unsigned char c) { return c < 0x20 || c == 0x7F; }))
+    fail(n.loc, fmt::format("{}: control characters (such as a NUL byte or a newline) are not "
+                            "allowed",
+                            what));
   return n.scalar;
 }
 
@@ -543,9 +600,10 @@ void read_problem(const DeckNode& n, Config& cfg) {
     return choice(t, what, {ProblemType::Heat, ProblemType::Poisson});
   });
   const DeckNode& dims = v.require("dimensions");
-  cfg.dimensions = static_cast<int>(integer(dims, v.path("dimensions"), 1));
-  if (cfg.dimensions != 2 && cfg.dimensions != 3)
+  const std::int64_t d = integer(dims, v.path("dimensions"), 1);
+  if (d != 2 && d != 3)
     fail(dims.loc, fmt::format("problem.dimensions: expected 2 or 3, got {}", dims.scalar));
+  cfg.dimensions = static_cast<int>(d);
 }
 
 // Keeps the padded array size far from integer overflow.
@@ -557,6 +615,20 @@ void check_total_size(const DeckNode& cells_node, const std::array<int, 3>& cell
     fail(cells_node.loc, fmt::format("grid.cells: {} x {} x {} cells is too large (at most 2^48 "
                                      "values including ghost cells)",
                                      cells[0], cells[1], cells[2]));
+}
+
+// Cell sizes whose 1/h^2 stencil weight over- or underflows would only turn into NaN or
+// Inf mid-run: refuse them here.
+void check_spacing(const MapView& v, const Config& cfg) {
+  constexpr double kMinH = 1e-150, kMaxH = 1e150;
+  for (int d = 0; d < cfg.dimensions; ++d) {
+    const double h = cfg.length[d] / cfg.cells[d];
+    const DeckNode* at = v.get("length") ? v.get("length") : v.get("cells");
+    if (!(h >= kMinH && h <= kMaxH))
+      fail(at->loc, fmt::format("grid: cell size length[{}]/cells[{}] = {:g} is outside the "
+                                "usable range [{:g}, {:g}]",
+                                d, d, h, kMinH, kMaxH));
+  }
 }
 
 void read_grid(const DeckNode& n, Config& cfg) {
@@ -577,6 +649,7 @@ void read_grid(const DeckNode& n, Config& cfg) {
   };
   cfg.length = v.optional("length", cfg.length, lengths);
   cfg.origin = v.optional("origin", cfg.origin, points);
+  check_spacing(v, cfg);
 }
 
 void read_material(const DeckNode& n, Config& cfg) {
@@ -584,21 +657,26 @@ void read_material(const DeckNode& n, Config& cfg) {
   cfg.diffusivity = v.optional("diffusivity", cfg.diffusivity, positive_number);
 }
 
-// Chooses dt and steps; see docs/deck.md "Time resolution".
+// Chooses dt and steps; see docs/deck.md "Time resolution". Step counters are 64-bit, so runs
+// of more than 2^31 steps are fine; more than kMaxSteps is refused as a surely mistaken deck.
 void resolve_steps(const MapView& v, const DeckNode* end, const DeckNode* steps, Config& cfg) {
-  constexpr double kMaxSteps = 1e15;
+  constexpr std::int64_t kMaxSteps = 1000000000000000;  // 1e15
   if (end && steps) fail(v.key_loc("steps"), "time: give either 'end' or 'steps', not both");
   if (!end && !steps) fail(v.loc(), "missing required key 'time.end' (or 'time.steps')");
   if (steps) {
-    cfg.steps = nonnegative_integer(*steps, v.path("steps"));
+    cfg.steps = integer(*steps, v.path("steps"), 0, kMaxSteps);
     cfg.end_time = static_cast<double>(cfg.steps) * cfg.dt;
+    if (!std::isfinite(cfg.end_time))
+      fail(steps->loc, fmt::format("time.steps: {} steps of dt = {:g} overflow the end time",
+                                   cfg.steps, cfg.dt));
     return;
   }
   cfg.end_time = nonnegative_number(*end, v.path("end"));
-  const double n = std::ceil(cfg.end_time / cfg.dt - 1e-9);
-  if (n > kMaxSteps)
+  double n = std::ceil(cfg.end_time / cfg.dt - 1e-9);
+  if (cfg.end_time > 0) n = std::max(n, 1.0);  // end/dt below 1e-9 (tiny alpha) is one step
+  if (!(n <= static_cast<double>(kMaxSteps)))  // also catches NaN
     fail(end->loc, fmt::format("time.end: {} needs {:g} steps of dt = {:g} (more than {:g})",
-                               cfg.end_time, n, cfg.dt, kMaxSteps));
+                               cfg.end_time, n, cfg.dt, static_cast<double>(kMaxSteps)));
   cfg.steps = static_cast<std::int64_t>(std::max(n, 0.0));
   if (cfg.steps > 0) cfg.dt = cfg.end_time / static_cast<double>(cfg.steps);
 }
@@ -609,6 +687,13 @@ void read_time(const DeckNode& n, Config& cfg) {
   cfg.safety = v.optional("safety", cfg.safety, fraction);
   const GridDesc g = cfg.grid();
   const double dt_max = stable_dt(g, cfg.diffusivity);
+  // Extreme diffusivities or spacings make the limit underflow to 0 or overflow to inf.
+  if (!std::isfinite(dt_max) || dt_max <= 0)
+    fail(v.loc(), fmt::format("time: the stability limit dt_max = 1/(2*alpha*sum_d 1/h_d^2) = "
+                              "{:g} is not a usable time step (alpha = {:g}, h = [{:g}, {:g}{}]); "
+                              "check material.diffusivity, grid.length and grid.cells",
+                              dt_max, cfg.diffusivity, g.hx, g.hy,
+                              g.dims == 3 ? fmt::format(", {:g}", g.hz) : ""));
   const DeckNode* dt = v.get("dt");
   cfg.dt_auto = !dt || is_auto(*dt);
   if (cfg.dt_auto) {
@@ -912,10 +997,15 @@ Config load_deck(const std::string& path, const std::vector<std::string>& overri
     throw DeckError(path, 0, 0, "cannot read deck: it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DeckError(path, 0, 0, fmt::format("cannot read deck: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Decks are a few hundred bytes; a huge file is the wrong file (a result, a binary).
+  constexpr std::size_t kMaxDeckBytes = std::size_t{1} << 20;
+  std::string text(kMaxDeckBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw DeckError(path, 0, 0, "cannot read deck: read error");
-  return parse_deck(text.str(), path, overrides);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxDeckBytes)
+    throw DeckError(path, 0, 0, "cannot read deck: larger than 1 MiB (is this the right file?)");
+  return parse_deck(text, path, overrides);
 }
 
 }  // namespace heatsolve

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Every input is answered clearly: each seed of the fuzz corpus (the shipped decks and the
+# bad-deck table of tests/test_deck.cpp) and a set of hostile decks go through `validate`
+# and `run`. Allowed answers: exit 0, or exit 2 with "file:line:column: message" first;
+# never a crash, a raw exception, a template/stack dump or a sanitizer report.
+# usage: bad_inputs.sh <heatsolve binary> <source dir> <work dir>
+set -euo pipefail
+bin=$1 src=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work/decks"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Seeds: the deck text before the first NUL (the fuzz target's --set separator).
+for f in "$src"/tests/fuzz/corpus/*; do
+  python3 -c 'import sys; d=open(sys.argv[1],"rb").read().split(b"\0")[0]; open(sys.argv[2],"wb").write(d)' \
+    "$f" "$work/decks/$(basename "$f")"
+done
+# Hostile decks beyond the table.
+head='name: t
+problem: {type: heat, dimensions: 3}
+grid: {cells: [4, 4, 4]}'
+printf '%s\ntime: {end: 1e400}\n' "$head" >"$work/decks/huge_end.yaml"
+printf '%s\ntime: {steps: 99999999999999999999}\n' "$head" >"$work/decks/huge_steps.yaml"
+printf '%s\nmaterial: {diffusivity: 1e308}\ntime: {end: 0}\n' "$head" >"$work/decks/alpha_overflow.yaml"
+printf '%s\ntime: {end: 1}\noutput: {directory: "a\\0b"}\n' "$head" >"$work/decks/nul_in_path.yaml"
+printf '%s\ntime: {end: 1}\noutput: {directory: a\xffb}\n' "$head" >"$work/decks/bad_utf8.yaml"
+printf 'name: t\nproblem: {type: heat, dimensions: 4294967298}\n' >"$work/decks/dims_wrap.yaml"
+python3 - "$work/decks/alias_bomb.yaml" <<'PY'
+import sys
+s = "a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+for i in range(8):
+    prev = "a" if i == 0 else "b%d" % (i - 1)
+    s += "b%d: &b%d [%s]\n" % (i, i, ",".join(["*" + prev] * 10))
+open(sys.argv[1], "w").write(s)
+PY
+printf '\xff\xfe\x00\x01' >"$work/decks/binary.yaml"
+: >"$work/decks/empty.yaml"
+
+bad_output='terminate called|Aborted|core dumped|std::|what\(\)|Sanitizer|json\.exception|internal error|template'
+
+# Checks one deck: `validate`, then `run` when validation rejects it (valid decks are real
+# simulations). Prints "FAIL: ..." on a wrong answer. Runs 8 at a time (start-up bound).
+check() {
+  local deck=$1 name cmd rc rc_validate=0 log first
+  name=$(basename "$deck")
+  for cmd in validate run; do
+    if [[ $cmd == run && $rc_validate -eq 0 ]]; then continue; fi
+    log=$work/logs/$name.$cmd
+    set +e
+    timeout 120 "$bin" "$cmd" "$deck" -q --set "output.directory=$work/out/$name" \
+      >"$log.out" 2>"$log.err"
+    rc=$?
+    set -e
+    [[ $cmd == validate ]] && rc_validate=$rc
+    if [[ $rc -ne 0 && $rc -ne 2 ]]; then
+      echo "FAIL: $cmd $name: exit $rc (expected 0 or 2)"; cat "$log.err"; return
+    fi
+    if grep -Eq "$bad_output" "$log.err" "$log.out"; then
+      echo "FAIL: $cmd $name: crash-like output"; cat "$log.err"; return
+    fi
+    if [[ $rc -eq 2 ]]; then
+      first=$(head -n1 "$log.err")
+      if [[ $first != "$deck:"* && $first != "--set:"* ]]; then
+        echo "FAIL: $cmd $name: the first line does not name the deck: $first"; return
+      fi
+      if [[ -e $work/out/$name ]]; then
+        echo "FAIL: $cmd $name: output directory created for a bad deck"; return
+      fi
+    fi
+    echo "ok $cmd $name (exit $rc)"
+  done
+}
+
+mkdir -p "$work/logs"
+decks=("$work"/decks/*)
+for ((i = 0; i < ${#decks[@]}; i += 8)); do
+  for deck in "${decks[@]:i:8}"; do check "$deck" >"$work/logs/$(basename "$deck").result" & done
+  wait
+done
+cat "$work"/logs/*.result >"$work/results"
+if grep -q '^FAIL' "$work/results"; then
+  grep -A5 '^FAIL' "$work/results"
+  exit 1
+fi
+echo "OK: $(grep -c '^ok' "$work/results") answers for ${#decks[@]} decks, all exit 0 or 2 with" \
+  "file:line:column messages"
