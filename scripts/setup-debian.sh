@@ -10,6 +10,7 @@ HEATSOLVE_PACKAGES=(
   paraview-dev python3-paraview
   python3-h5py python3-numpy python3-matplotlib
   clang libclang-rt-14-dev
+  xvfb xauth
 )
 
 missing=()

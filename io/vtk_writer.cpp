@@ -1,0 +1,510 @@
+#include "io/vtk_writer.hpp"
+
+// The whole translation unit needs VTK; without it heatsolve has no VTK writer and
+// app/run_command.cpp reports `formats: [vtk]` as unavailable.
+#ifdef HEATSOLVE_HAVE_VTK
+
+#include <unistd.h>
+#include <vtkCellData.h>
+#include <vtkDoubleArray.h>
+#include <vtkErrorCode.h>
+#include <vtkFloatArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkXMLImageDataWriter.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "io/atomic_file.hpp"
+
+namespace heatsolve {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFieldName = "temperature";
+
+std::string step_stem(const std::string& name, std::int64_t step) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "_%08lld", static_cast<long long>(step));
+  return name + buf;
+}
+
+std::string piece_suffix(int rank) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "_%04d", rank);
+  return buf;
+}
+
+// Shortest of %.15g / %.17g that reads back as the same double.
+std::string format_double(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// VTK point extent {x0, x1, y0, y1, z0, z1} of a block of cells (global point indices).
+// A 2D grid is one point thick in z.
+std::array<int, 6> point_extent(const OutputGrid& g, const Block& b) {
+  std::array<int, 6> e{};
+  for (int a = 0; a < 3; ++a) {
+    if (a == 2 && g.dims == 2) {
+      e[4] = e[5] = 0;
+    } else {
+      e[2 * a] = b.offset[a];
+      e[2 * a + 1] = b.offset[a] + b.count[a];
+    }
+  }
+  return e;
+}
+
+std::string extent_text(const std::array<int, 6>& e) {
+  std::string s;
+  for (int i = 0; i < 6; ++i) s += (i ? " " : "") + std::to_string(e[i]);
+  return s;
+}
+
+std::string triple_text(const std::array<double, 3>& v) {
+  return format_double(v[0]) + " " + format_double(v[1]) + " " + format_double(v[2]);
+}
+
+void check_grid(const OutputGrid& g, const std::string& file) {
+  bool ok = (g.dims == 2 || g.dims == 3) && (g.dims == 3 || g.cells[2] == 1);
+  for (int a = 0; a < 3; ++a) ok = ok && g.cells[a] > 0;
+  if (!ok) {
+    throw std::runtime_error("VTK writer '" + file + "': invalid grid (dims " +
+                             std::to_string(g.dims) + ", cells " + std::to_string(g.cells[0]) +
+                             "x" + std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]) +
+                             ")");
+  }
+}
+
+void check_block(const OutputGrid& g, const Block& b, const std::string& file) {
+  for (int a = 0; a < 3; ++a) {
+    if (b.offset[a] < 0 || b.count[a] < 0 ||
+        static_cast<long long>(b.offset[a]) + b.count[a] > g.cells[a]) {
+      throw std::runtime_error(
+          "VTK '" + file + "': block offset (" + std::to_string(b.offset[0]) + "," +
+          std::to_string(b.offset[1]) + "," + std::to_string(b.offset[2]) + ") count (" +
+          std::to_string(b.count[0]) + "," + std::to_string(b.count[1]) + "," +
+          std::to_string(b.count[2]) + ") outside the grid " + std::to_string(g.cells[0]) + "x" +
+          std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]));
+    }
+  }
+}
+
+// Compression of the .vti data: HEATSOLVE_VTK_COMPRESSION = zlib (default) | lz4 | lzma |
+// none, optionally with a level, e.g. "zlib:1" (fast) or "lzma:9" (small).
+struct Compression {
+  int type = vtkXMLWriterBase::ZLIB;
+  int level = -1;  // -1: VTK's default for the compressor
+};
+
+Compression compression_from_environment() {
+  Compression c;
+  const char* env = std::getenv("HEATSOLVE_VTK_COMPRESSION");
+  if (env == nullptr || *env == '\0') return c;
+  std::string text(env), name = text, level;
+  if (auto colon = text.find(':'); colon != std::string::npos) {
+    name = text.substr(0, colon);
+    level = text.substr(colon + 1);
+  }
+  if (name == "zlib") {
+    c.type = vtkXMLWriterBase::ZLIB;
+  } else if (name == "lz4") {
+    c.type = vtkXMLWriterBase::LZ4;
+  } else if (name == "lzma") {
+    c.type = vtkXMLWriterBase::LZMA;
+  } else if (name == "none") {
+    c.type = vtkXMLWriterBase::NONE;
+  } else {
+    throw std::runtime_error("HEATSOLVE_VTK_COMPRESSION='" + text +
+                             "': expected zlib, lz4, lzma or none, optionally with :LEVEL (1-9)");
+  }
+  if (!level.empty()) {
+    char* end = nullptr;
+    long v = std::strtol(level.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 9) {
+      throw std::runtime_error("HEATSOLVE_VTK_COMPRESSION='" + text +
+                               "': the level must be an integer from 1 to 9");
+    }
+    c.level = static_cast<int>(v);
+  }
+  return c;
+}
+
+bool covers_grid(const OutputGrid& g, const Block& b) {
+  for (int a = 0; a < 3; ++a)
+    if (b.offset[a] != 0 || b.count[a] != g.cells[a]) return false;
+  return true;
+}
+
+// Writes one block as a .vti (temp name, then rename). The data are converted to the stored
+// precision.
+template <typename Stored, typename T>
+void write_vti(const std::string& path, const OutputGrid& g, const Block& b, const T* data,
+               const Compression& compression) {
+  using Array = std::conditional_t<std::is_same_v<Stored, float>, vtkFloatArray, vtkDoubleArray>;
+  const std::array<int, 6> e = point_extent(g, b);
+  vtkNew<vtkImageData> image;
+  image->SetExtent(e[0], e[1], e[2], e[3], e[4], e[5]);
+  image->SetOrigin(g.origin[0], g.origin[1], g.origin[2]);
+  image->SetSpacing(g.spacing[0], g.spacing[1], g.spacing[2]);
+  const vtkIdType n = static_cast<vtkIdType>(b.size());
+  if (image->GetNumberOfCells() != n) {
+    throw std::runtime_error("VTK '" + path + "': image of extent " + extent_text(e) + " has " +
+                             std::to_string(image->GetNumberOfCells()) + " cells, block has " +
+                             std::to_string(n));
+  }
+  vtkNew<Array> array;
+  array->SetName(kFieldName);
+  array->SetNumberOfComponents(1);
+  array->SetNumberOfTuples(n);
+  Stored* out = array->GetPointer(0);
+  for (vtkIdType i = 0; i < n; ++i) out[i] = static_cast<Stored>(data[i]);
+  image->GetCellData()->SetScalars(array);
+
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  vtkNew<vtkXMLImageDataWriter> writer;
+  writer->SetInputData(image);
+  writer->SetFileName(temp.c_str());
+  writer->SetDataModeToAppended();
+  writer->EncodeAppendedDataOff();  // raw binary
+  writer->SetCompressorType(compression.type);
+  if (compression.type != vtkXMLWriterBase::NONE && compression.level > 0) {
+    writer->SetCompressionLevel(compression.level);
+  }
+  writer->SetHeaderTypeToUInt64();  // blocks over 4 GiB
+  const int ok = writer->Write();
+  if (ok != 1 || writer->GetErrorCode() != 0) {
+    std::error_code ec;
+    fs::remove(temp, ec);
+    // (vtkErrorCode::GetStringFromErrorCode lives in VTK::CommonMisc, not linked here.)
+    const unsigned long code = writer->GetErrorCode();
+    std::string why = "vtkXMLImageDataWriter::Write failed";
+    if (code > 0 && code < vtkErrorCode::FirstVTKErrorCode) {
+      why = std::strerror(static_cast<int>(code));  // a system errno
+    } else if (code == vtkErrorCode::OutOfDiskSpaceError) {
+      why = "out of disk space";
+    } else if (code == vtkErrorCode::CannotOpenFileError) {
+      why = "cannot open the file";
+    } else if (code != 0) {
+      why += " (vtkErrorCode " + std::to_string(code) + ")";
+    }
+    throw std::runtime_error("cannot write VTK image '" + temp + "': " + why);
+  }
+  try {
+    publish_file(temp, path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(temp, ec);
+    throw;
+  }
+}
+
+class VtkWriter final : public FieldWriter {
+ public:
+  VtkWriter(const std::string& directory, const std::string& name, const OutputGrid& grid,
+            Precision precision
+#ifdef HEATSOLVE_HAVE_MPI
+            ,
+            MPI_Comm comm = MPI_COMM_NULL
+#endif
+            )
+      : name_(name),
+        grid_(grid),
+        precision_(precision),
+        compression_(compression_from_environment()) {
+    dir_ = directory.empty() ? fs::path(".") : fs::path(directory);
+    pvd_ = (dir_ / (name + ".pvd")).string();
+    subdir_name_ = name + "_vti";
+    check_grid(grid_, pvd_);
+#ifdef HEATSOLVE_HAVE_MPI
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (comm != MPI_COMM_NULL && initialized) {
+      int size = 1;
+      MPI_Comm_size(comm, &size);
+      if (size > 1) {
+        if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
+          throw std::runtime_error("VTK writer '" + pvd_ + "': MPI_Comm_dup failed");
+        }
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+      }
+    }
+#endif
+    // Every rank writes into the subdirectory; rank 0 creates it, the others wait for it.
+    std::string error;
+    if (rank_ == 0) {
+      std::error_code ec;
+      fs::create_directories(dir_ / subdir_name_, ec);
+      if (ec) {
+        error = "cannot create VTK output directory '" + (dir_ / subdir_name_).string() +
+                "': " + ec.message();
+      }
+    }
+    share_error(error);
+  }
+
+  ~VtkWriter() override {
+#ifdef HEATSOLVE_HAVE_MPI
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+#endif
+  }
+
+  void write(std::int64_t step, double time, const float* data, const Block& block) override {
+    write_impl(step, time, data, block);
+  }
+  void write(std::int64_t step, double time, const double* data, const Block& block) override {
+    write_impl(step, time, data, block);
+  }
+
+  // Every step file and the .pvd are already final after each write().
+  void finalize() override {
+    finalized_ = true;
+  }
+
+  std::vector<std::string> files() const override {
+    std::vector<std::string> out{pvd_};
+    if (rank_ == 0)
+      for (const auto& entry : steps_) out.push_back((dir_ / entry.second.file).string());
+    return out;
+  }
+
+ private:
+  struct StepEntry {
+    double time = 0;
+    std::string file;  // relative to dir_
+  };
+
+  bool parallel() const {
+    return size_ > 1;
+  }
+
+  // Broadcasts rank 0's error message (parallel) and throws it on every rank.
+  void share_error(std::string error) {
+#ifdef HEATSOLVE_HAVE_MPI
+    if (parallel()) {
+      int len = static_cast<int>(error.size());
+      MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+      error.resize(static_cast<std::size_t>(len));
+      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_);
+    }
+#endif
+    if (!error.empty()) throw std::runtime_error(error);
+  }
+
+  template <typename T>
+  void write_piece(const std::string& path, const T* data, const Block& block) {
+    check_block(grid_, block, path);
+    if (block.size() > 0 && data == nullptr) {
+      throw std::runtime_error("VTK '" + path + "': null data for a non-empty block");
+    }
+    if (precision_ == Precision::Float) {
+      write_vti<float>(path, grid_, block, data, compression_);
+    } else {
+      write_vti<double>(path, grid_, block, data, compression_);
+    }
+  }
+
+  template <typename T>
+  void write_impl(std::int64_t step, double time, const T* data, const Block& block) {
+    if (finalized_) throw std::runtime_error("VTK writer '" + pvd_ + "': write after finalize()");
+    const std::string stem = step_stem(name_, step);
+    const fs::path sub = dir_ / subdir_name_;
+    if (!parallel()) {
+      const std::string file = subdir_name_ + "/" + stem + ".vti";
+      if (!covers_grid(grid_, block)) {
+        check_block(grid_, block, (dir_ / file).string());
+        throw std::runtime_error("VTK writer '" + pvd_ +
+                                 "': a serial writer needs the whole grid in one block");
+      }
+      write_piece((dir_ / file).string(), data, block);
+      steps_[step] = {time, file};
+      write_pvd();
+      return;
+    }
+    write_parallel_step(step, time, data, block, stem, sub);
+  }
+
+  // Each rank writes its piece; rank 0 collects the extents (and any failure), writes the
+  // .pvti and the .pvd, and shares the outcome so every rank throws together.
+  template <typename T>
+  void write_parallel_step(std::int64_t step, double time, const T* data, const Block& block,
+                           const std::string& stem, const fs::path& sub) {
+#ifdef HEATSOLVE_HAVE_MPI
+    const std::string piece_name = stem + piece_suffix(rank_) + ".vti";
+    std::string local_error;
+    const bool empty = block.size() == 0;
+    if (!empty) {
+      try {
+        write_piece((sub / piece_name).string(), data, block);
+      } catch (const std::exception& e) {
+        local_error = e.what();
+      }
+    }
+    // {offset[3], count[3], failed}
+    int mine[7] = {block.offset[0],
+                   block.offset[1],
+                   block.offset[2],
+                   block.count[0],
+                   block.count[1],
+                   block.count[2],
+                   local_error.empty() ? 0 : 1};
+    std::vector<int> all(rank_ == 0 ? 7 * static_cast<std::size_t>(size_) : 0);
+    MPI_Gather(mine, 7, MPI_INT, all.data(), 7, MPI_INT, 0, comm_);
+    // Failed ranks report their message to rank 0 (one at a time, in rank order).
+    constexpr int kTag = 0x5654;
+    if (rank_ != 0 && !local_error.empty()) {
+      MPI_Send(local_error.data(), static_cast<int>(local_error.size()), MPI_CHAR, 0, kTag, comm_);
+    }
+    std::string error;
+    if (rank_ == 0) {
+      error = local_error;
+      for (int r = 1; r < size_; ++r) {
+        if (all[7 * r + 6] == 0) continue;
+        MPI_Status status;
+        MPI_Probe(r, kTag, comm_, &status);
+        int len = 0;
+        MPI_Get_count(&status, MPI_CHAR, &len);
+        std::string msg(static_cast<std::size_t>(len), '\0');
+        MPI_Recv(msg.data(), len, MPI_CHAR, r, kTag, comm_, MPI_STATUS_IGNORE);
+        if (error.empty()) error = "rank " + std::to_string(r) + ": " + msg;
+      }
+      if (error.empty()) {
+        try {
+          const std::string file = subdir_name_ + "/" + stem + ".pvti";
+          std::vector<std::pair<Block, std::string>> pieces;
+          for (int r = 0; r < size_; ++r) {
+            Block b;
+            for (int a = 0; a < 3; ++a) {
+              b.offset[a] = all[7 * r + a];
+              b.count[a] = all[7 * r + 3 + a];
+            }
+            check_block(grid_, b, (dir_ / file).string());
+            if (b.size() > 0) pieces.emplace_back(b, stem + piece_suffix(r) + ".vti");
+          }
+          write_file_atomically((dir_ / file).string(), pvti_text(pieces));
+          steps_[step] = {time, file};
+          write_pvd();
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      }
+    }
+    share_error(error);
+#else
+    (void)step, (void)time, (void)data, (void)block, (void)stem, (void)sub;
+#endif
+  }
+
+  // Piece files are named relative to the .pvti (same directory).
+  std::string pvti_text(const std::vector<std::pair<Block, std::string>>& pieces) const {
+    Block whole;
+    whole.count = grid_.cells;
+    const char* type = precision_ == Precision::Float ? "Float32" : "Float64";
+    std::ostringstream x;
+    x << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+         "header_type=\"UInt64\">\n"
+      << "  <PImageData WholeExtent=\"" << extent_text(point_extent(grid_, whole))
+      << "\" GhostLevel=\"0\" Origin=\"" << triple_text(grid_.origin) << "\" Spacing=\""
+      << triple_text(grid_.spacing) << "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n"
+      << "    <PCellData Scalars=\"" << kFieldName << "\">\n"
+      << "      <PDataArray type=\"" << type << "\" Name=\"" << kFieldName << "\"/>\n"
+      << "    </PCellData>\n";
+    for (const auto& [block, file] : pieces) {
+      x << "    <Piece Extent=\"" << extent_text(point_extent(grid_, block)) << "\" Source=\""
+        << xml_escape(file) << "\"/>\n";
+    }
+    x << "  </PImageData>\n"
+      << "</VTKFile>\n";
+    return x.str();
+  }
+
+  void write_pvd() const {
+    std::ostringstream x;
+    x << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\" "
+         "header_type=\"UInt64\">\n"
+      << "  <Collection>\n";
+    for (const auto& [step, entry] : steps_) {
+      x << "    <DataSet timestep=\"" << format_double(entry.time)
+        << "\" group=\"\" part=\"0\" file=\"" << xml_escape(entry.file) << "\"/>\n";
+    }
+    x << "  </Collection>\n"
+      << "</VTKFile>\n";
+    write_file_atomically(pvd_, x.str());
+  }
+
+  std::string name_;
+  fs::path dir_;
+  std::string pvd_, subdir_name_;
+  OutputGrid grid_;
+  Precision precision_;
+  Compression compression_;
+  std::map<std::int64_t, StepEntry> steps_;  // rank 0: every step written so far
+  bool finalized_ = false;
+  int rank_ = 0, size_ = 1;
+#ifdef HEATSOLVE_HAVE_MPI
+  MPI_Comm comm_ = MPI_COMM_NULL;
+#endif
+};
+
+}  // namespace
+
+std::unique_ptr<FieldWriter> make_vtk_writer(const std::string& directory, const std::string& name,
+                                             const OutputGrid& grid, Precision precision) {
+  return std::make_unique<VtkWriter>(directory, name, grid, precision);
+}
+
+#ifdef HEATSOLVE_HAVE_MPI
+std::unique_ptr<FieldWriter> make_vtk_writer(const std::string& directory, const std::string& name,
+                                             const OutputGrid& grid, Precision precision,
+                                             MPI_Comm comm) {
+  return std::make_unique<VtkWriter>(directory, name, grid, precision, comm);
+}
+#endif
+
+}  // namespace heatsolve
+
+#endif  // HEATSOLVE_HAVE_VTK
