@@ -4,13 +4,17 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <new>
+#include <stdexcept>
 
 #include "app/exit_codes.hpp"
 #include "app/info.hpp"
+#include "app/mpi_session.hpp"
 #include "app/run_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace heatsolve;
+  MpiSession mpi(argc, argv);  // first: MPI_Init_thread; MPI_Finalize when main returns
   CLI::App app{"heatsolve: heat equation and Jacobi/Poisson solver on CPU and CUDA GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(HEATSOLVE_VERSION));
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
+    const int rc = mpi.rank() == 0 ? app.exit(e) : e.get_exit_code();  // print once
     return rc == 0 ? exit_code::kSuccess : exit_code::kInputError;
   }
 
@@ -51,10 +55,41 @@ int main(int argc, char** argv) {
     if (*validate) return validate_command(run_opts);
     if (*bench) return bench_command(bench_opts);
     if (*info) return info_command();
+  } catch (const std::bad_alloc&) {
+    // A resource problem, not a bug: the memory preflight (app/preflight.hpp) let it through
+    // (its estimate is a lower bound) or other processes took the memory meanwhile.
+    const char* what = "out of memory (see 'Memory preflight' in docs/robustness.md)";
+    if (mpi.size() > 1) {
+      fmt::print(stderr, "rank {}: error: {}\n", mpi.rank(), what);
+      mpi.abort(exit_code::kRuntimeError);
+    }
+    fmt::print(stderr, "error: {}\n", what);
+    return exit_code::kRuntimeError;
+  } catch (const std::logic_error& e) {
+    // A broken invariant (std::logic_error and kin: out_of_range, invalid_argument, ...) is
+    // a bug in heatsolve, never a problem with the input: exit 4, distinct from exit 1.
+    if (mpi.size() > 1) {
+      fmt::print(stderr, "rank {}: internal error: {} (please report this)\n", mpi.rank(),
+                 e.what());
+      mpi.abort(exit_code::kInternalError);
+    }
+    fmt::print(stderr, "internal error: {} (please report this)\n", e.what());
+    return exit_code::kInternalError;
   } catch (const std::exception& e) {
+    // Under MPI a failure on one rank must end every rank (the others may be blocked in a
+    // halo exchange or a reduction): name the rank and abort the job.
+    if (mpi.size() > 1) {
+      fmt::print(stderr, "rank {}: error: {}\n", mpi.rank(), e.what());
+      mpi.abort(exit_code::kRuntimeError);
+    }
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::kRuntimeError;
   } catch (...) {
+    if (mpi.size() > 1) {
+      fmt::print(stderr, "rank {}: internal error: unknown exception (please report this)\n",
+                 mpi.rank());
+      mpi.abort(exit_code::kInternalError);
+    }
     fmt::print(stderr, "internal error: unknown exception (please report this)\n");
     return exit_code::kInternalError;
   }

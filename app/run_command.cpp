@@ -3,16 +3,31 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 
 #include "app/exit_codes.hpp"
+#include "app/mpi_session.hpp"
+#include "app/preflight.hpp"
 #include "app/progress.hpp"
+#include "app/signals.hpp"
 #include "app/summary.hpp"
+#include "io/checkpoint.hpp"
 #include "io/deck.hpp"
+#include "solvers/decomposition.hpp"
+#include "solvers/halo_exchange.hpp"
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
+#endif
+#ifdef HEATSOLVE_HAVE_VTK
+#include "io/vtk_writer.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -53,6 +68,155 @@ void prepare_output_directory(const Config& cfg, bool overwrite) {
   fs::remove(probe, ec);
 }
 
+// Outcome of a step that only rank 0 performs, shared so that every rank leaves the same way.
+struct RootVerdict {
+  int status = 0;  // 0 ok, 1 input error (exit 2), 2 runtime error (exit 1)
+  std::string message;
+};
+
+RootVerdict share_verdict(RootVerdict v) {
+#ifdef HEATSOLVE_HAVE_MPI
+  if (mpi_active() && world_size() > 1) {
+    int header[2] = {v.status, int(v.message.size())};
+    MPI_Bcast(header, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    v.status = header[0];
+    v.message.resize(std::size_t(header[1]));
+    if (header[1] > 0) MPI_Bcast(v.message.data(), header[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+  }
+#endif
+  return v;
+}
+
+// Rank 0's `s` on every rank.
+std::string share_string(const std::string& s) {
+  return share_verdict({0, s}).message;
+}
+
+// The restart: checkpoint path, its step, and the previous HDF5 series to continue.
+struct RestartPlan {
+  std::string checkpoint;      // resolved checkpoint file ("" = fresh start)
+  std::int64_t step = 0;       // step/iteration it holds
+  std::string series_source;   // previous `<name>.h5` (or moved `.partial`) to copy steps from
+  bool remove_source = false;  // the source is our `.restart-source` copy: delete when done
+};
+
+// Rank 0: resolves and validates the checkpoint against the deck (CheckpointMismatch: exit
+// 2), and picks the series to continue. The writers cannot append, so the restarted run
+// rewrites the previous series' steps <= the checkpoint step into its new files.
+RestartPlan plan_restart(const std::string& arg, const Config& cfg) {
+  RestartPlan plan;
+  plan.checkpoint = resolve_restart_path(arg, cfg.output_directory);
+  CheckpointState header;
+  try {
+    header = read_checkpoint_header(plan.checkpoint);
+  } catch (const std::exception& e) {
+    throw CheckpointMismatch(e.what());  // unreadable / not a checkpoint: an input problem
+  }
+  check_checkpoint_matches(header, cfg, plan.checkpoint);
+  if (cfg.problem == ProblemType::Poisson && header.step > cfg.max_iterations)
+    throw CheckpointMismatch(
+        fmt::format("checkpoint '{}' is at iteration {}, beyond solver.max_iterations = {}",
+                    plan.checkpoint, header.step, cfg.max_iterations));
+  if (cfg.problem == ProblemType::Heat && header.dt == cfg.dt && header.step > cfg.steps)
+    throw CheckpointMismatch(
+        fmt::format("checkpoint '{}' is at step {}, beyond the deck's {} steps", plan.checkpoint,
+                    header.step, cfg.steps));
+  if (cfg.problem == ProblemType::Heat && header.time > cfg.end_time * (1 + 1e-12))
+    throw CheckpointMismatch(fmt::format("checkpoint '{}' is at t = {:g}, beyond time.end = {:g}",
+                                         plan.checkpoint, header.time, cfg.end_time));
+  plan.step = header.step;
+  if (std::find(cfg.formats.begin(), cfg.formats.end(), "hdf5") != cfg.formats.end()) {
+    const fs::path dir(cfg.output_directory);
+    const fs::path final_h5 = dir / (cfg.name + ".h5");
+    const fs::path partial = dir / (cfg.name + ".h5.partial");
+    const fs::path moved = dir / (cfg.name + ".h5.restart-source");
+    if (fs::exists(final_h5)) {
+      plan.series_source = final_h5.string();  // replaced only when the new run finalizes
+    } else {
+      // A run that died without finalizing left `.partial`, which the new writer truncates:
+      // move it aside first (kept until the restarted run has published its series).
+      if (!fs::exists(moved) && fs::exists(partial)) fs::rename(partial, moved);
+      if (fs::exists(moved)) {
+        plan.series_source = moved.string();
+        plan.remove_source = true;
+      }
+    }
+  }
+  return plan;
+}
+
+// Copies the steps <= `upto` of the HDF5 series `source` into `writers` (this rank's block).
+void copy_series(const std::string& source, std::int64_t upto, const Config& cfg,
+                 const Block& block, const std::vector<FieldWriter*>& writers) {
+#ifdef HEATSOLVE_HAVE_HDF5
+  const std::vector<Hdf5StepInfo> steps = list_hdf5_steps(source);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].step > upto) continue;
+    const Hdf5StepData d = read_hdf5_step(source, static_cast<std::int64_t>(i), &block);
+    if (cfg.precision == Precision::Float) {
+      const std::vector<float> v(d.data.begin(), d.data.end());  // exact: stored as float
+      for (FieldWriter* w : writers) w->write(d.step, d.time, v.data(), block);
+    } else {
+      for (FieldWriter* w : writers) w->write(d.step, d.time, d.data.data(), block);
+    }
+  }
+#else
+  (void)source, (void)upto, (void)cfg, (void)block, (void)writers;
+#endif
+}
+
+// Restores the previous signal dispositions when run_command returns.
+struct StopHandlersGuard {
+  StopHandlersGuard() { install_stop_handlers(); }
+  ~StopHandlersGuard() { restore_stop_handlers(); }
+  StopHandlersGuard(const StopHandlersGuard&) = delete;
+  StopHandlersGuard& operator=(const StopHandlersGuard&) = delete;
+};
+
+#ifdef HEATSOLVE_HAVE_MPI
+// Test-only fault injection (tests/mpi): with HEATSOLVE_TEST_FAIL_RANK=R the rank R throws
+// at its HEATSOLVE_TEST_FAIL_STEP-th halo exchange (default 5), while its peers are inside
+// MPI: the job must still end promptly with an error.
+template <typename T>
+class FaultInjectingExchanger final : public HaloExchanger<T> {
+ public:
+  FaultInjectingExchanger(std::unique_ptr<HaloExchanger<T>> inner, int rank, long fail_at)
+      : inner_(std::move(inner)), rank_(rank), fail_at_(fail_at) {}
+  void exchange(Backend<T>& backend, T* u) override {
+    tick();
+    inner_->exchange(backend, u);
+  }
+  void begin(Backend<T>& backend, T* u) override {
+    tick();
+    inner_->begin(backend, u);
+  }
+  void finish(Backend<T>& backend, T* u) override { inner_->finish(backend, u); }
+
+ private:
+  void tick() {
+    if (++count_ == fail_at_)
+      throw std::runtime_error(fmt::format(
+          "injected failure on rank {} at halo exchange {} (HEATSOLVE_TEST_FAIL_RANK)", rank_,
+          count_));
+  }
+  std::unique_ptr<HaloExchanger<T>> inner_;
+  int rank_;
+  long fail_at_, count_ = 0;
+};
+
+template <typename T>
+std::unique_ptr<HaloExchanger<T>> make_exchanger(const CartesianDecomposition& d, HaloMode mode) {
+  std::unique_ptr<HaloExchanger<T>> ex = std::make_unique<MpiHaloExchanger<T>>(d, mode);
+  const char* fail_rank = std::getenv("HEATSOLVE_TEST_FAIL_RANK");
+  if (fail_rank && *fail_rank && std::atoi(fail_rank) == d.domain().rank) {
+    const char* step = std::getenv("HEATSOLVE_TEST_FAIL_STEP");
+    const long at = step && *step ? std::max(1L, std::atol(step)) : 5L;
+    ex = std::make_unique<FaultInjectingExchanger<T>>(std::move(ex), d.domain().rank, at);
+  }
+  return ex;
+}
+#endif
+
 }  // namespace
 
 int validate_command(const RunOptions& opts) {
@@ -72,30 +236,152 @@ int validate_command(const RunOptions& opts) {
 }
 
 int run_command(const RunOptions& opts) {
+  // Under MPI every rank runs this. Deck and decomposition problems are identical on all
+  // ranks: rank 0 reports them, every rank returns the same code (MPI_Finalize cleanly).
+  const int nranks = world_size();
+  const bool root = world_rank() == 0;
   Config cfg;
   try {
     cfg = load_deck(opts.deck, opts.overrides);
   } catch (const DeckError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+    if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;
+  }
+  // Memory preflight (app/preflight.hpp): a run that cannot fit stops here, before the
+  // output directory is touched or anything is allocated. Collective: same answer everywhere.
+  if (const std::string why = memory_preflight(cfg, nranks); !why.empty()) {
+    if (root) fmt::print(stderr, "error: {}\n", why);
+    return exit_code::kRuntimeError;
   }
   const bool overwrite = opts.overwrite || cfg.overwrite;
-  try {
-    prepare_output_directory(cfg, overwrite);
-  } catch (const OutputRefused& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::kInputError;
+  // SIGTERM/SIGINT/SIGUSR1 from here on stop the run gracefully (checkpoint, exit 75).
+  StopHandlersGuard stop_handlers;
+  RestartPlan restart;
+  if (!opts.restart.empty()) {
+    RootVerdict v;
+    if (root) {
+      try {
+        restart = plan_restart(opts.restart, cfg);
+      } catch (const CheckpointMismatch& e) {
+        v = {1, e.what()};
+      } catch (const std::exception& e) {
+        if (nranks == 1) throw;
+        v = {2, e.what()};
+      }
+    }
+    v = share_verdict(v);
+    if (v.status != 0) {
+      if (root) fmt::print(stderr, "error: {}\n", v.message);
+      return v.status == 1 ? exit_code::kInputError : exit_code::kRuntimeError;
+    }
+    restart.checkpoint = share_string(restart.checkpoint);
+    restart.series_source = share_string(restart.series_source);
+    restart.step = std::stoll(share_string(std::to_string(restart.step)));
+    restart.remove_source = !share_string(restart.remove_source ? "1" : "").empty();
   }
+  {
+    RootVerdict v;
+    if (root) {
+      try {
+        // A restart continues in its own output directory: no --overwrite needed.
+        prepare_output_directory(cfg, overwrite || !restart.checkpoint.empty());
+      } catch (const OutputRefused& e) {
+        v = {1, e.what()};
+      } catch (const std::exception& e) {
+        if (nranks == 1) throw;
+        v = {2, e.what()};
+      }
+    }
+    v = share_verdict(v);
+    if (v.status != 0) {
+      if (root) fmt::print(stderr, "error: {}\n", v.message);
+      return v.status == 1 ? exit_code::kInputError : exit_code::kRuntimeError;
+    }
+  }
+
+  RunContext ctx;
+  ctx.restart_path = restart.checkpoint;
+  ctx.stop_flag = stop_flag();
+  ctx.start_time = process_start_time();
+#ifdef HEATSOLVE_HAVE_MPI
+  // Domain decomposition (also for a single rank under MPI: one block, no peers).
+  std::unique_ptr<CartesianDecomposition> decomposition;
+  std::unique_ptr<MpiReducer> reducer;
+  std::unique_ptr<HaloExchanger<float>> exchanger_f;
+  std::unique_ptr<HaloExchanger<double>> exchanger_d;
+  if (mpi_active()) {
+    try {
+      decomposition = std::make_unique<CartesianDecomposition>(MPI_COMM_WORLD, cfg.grid(),
+                                                               cfg.boundary, cfg.decomposition);
+    } catch (const DecompositionError& e) {
+      if (root) fmt::print(stderr, "error: {}\n", e.what());
+      return exit_code::kInputError;
+    }
+    ctx.domain = decomposition->domain();
+    reducer = std::make_unique<MpiReducer>(decomposition->comm());
+    ctx.reducer = reducer.get();
+    ctx.checkpoint_comm = decomposition->io_comm();
+    if (nranks == 1) {
+      // One block, no peers: no exchanger (keeps single-rank-only paths such as temporal
+      // blocking available).
+    } else if (cfg.precision == Precision::Float) {
+      exchanger_f = make_exchanger<float>(*decomposition, cfg.halo);
+      ctx.exchanger_f = exchanger_f.get();
+    } else {
+      exchanger_d = make_exchanger<double>(*decomposition, cfg.halo);
+      ctx.exchanger_d = exchanger_d.get();
+    }
+  } else {
+    ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
+  }
+  // Collective writers: same ranks as the decomposition, without the Cartesian topology
+  // (see CartesianDecomposition::io_comm()). Without MPI (no launcher) the serial writers.
+  const bool parallel_io = decomposition != nullptr;
+#else
+  ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
+#endif
 
   std::vector<std::unique_ptr<FieldWriter>> writers;
   for (const std::string& format : cfg.formats) {
     if (format == "hdf5") {
 #ifdef HEATSOLVE_HAVE_HDF5
+#ifdef HEATSOLVE_HAVE_MPI
+#ifndef HEATSOLVE_HAVE_PARALLEL_HDF5
+      if (nranks > 1 && root)
+        fmt::print(stderr,
+                   "warning: HDF5 without MPI-IO (serial HDF5 build): every output step is "
+                   "gathered to rank 0, which writes it alone\n");
+#endif
+      writers.push_back(
+          parallel_io
+              ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
+                                 decomposition->io_comm())
+              : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+#else
       writers.push_back(
           make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+#endif
 #else
       throw std::runtime_error(
           "output format 'hdf5' requested but heatsolve was built without HDF5");
+#endif
+    } else if (format == "vtk") {
+#ifdef HEATSOLVE_HAVE_VTK
+#ifdef HEATSOLVE_HAVE_MPI
+      writers.push_back(
+          parallel_io
+              ? make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
+                                decomposition->io_comm())
+              : make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+#else
+      writers.push_back(
+          make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+#endif
+#else
+      throw std::runtime_error(
+          "output format 'vtk' requested but heatsolve was built without VTK (configure with "
+          "VTK_DIR pointing at a VTK 9 or ParaView's VTK, e.g. "
+          "/usr/lib/x86_64-linux-gnu/cmake/paraview-5.11/vtk)");
 #endif
     } else {
       throw std::runtime_error(
@@ -104,27 +390,89 @@ int run_command(const RunOptions& opts) {
   }
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
+  if (!restart.series_source.empty())
+    copy_series(restart.series_source, restart.step, cfg, ctx.domain.block, writer_ptrs);
 
-  RunContext ctx;
-  ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
   ctx.backend_options.kernel = cfg.kernel;
   ctx.backend_options.block = cfg.block;
+#ifdef HEATSOLVE_HAVE_CUDA
+  // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
+  if (cfg.backend != BackendKind::Cpu && nranks > 1)
+    ctx.backend_options.device = gpu_for_this_rank(cuda_device_count());
+#endif
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   ProgressPrinter progress(cfg.problem == ProblemType::Heat, stderr, tty);
-  if (!opts.quiet) ctx.on_progress = [&progress](const ProgressInfo& p) { progress(p); };
+  // Only rank 0 prints. The heat loop decides *locally* (wall clock) when a progress report
+  // is due and then runs a global reduction, so with several ranks a callback on rank 0
+  // alone would mismatch the collectives: heat runs on more than one rank get no live
+  // progress until the engine makes that decision collective (see docs/mpi.md).
+  const bool live_progress = root;
+  if (!opts.quiet && live_progress)
+    ctx.on_progress = [&progress](const ProgressInfo& p) { progress(p); };
 
-  if (!opts.quiet)
+  if (!opts.quiet && root) {
     fmt::print(stderr, "[heatsolve] {}: {} {}D, {} cells, {}\n", cfg.name, to_string(cfg.problem),
                cfg.dimensions, cfg.grid().interior_size(), to_string(cfg.precision));
-  RunResult result = run_simulation(cfg, ctx, writer_ptrs);
-  progress.finish();
-  for (auto& w : writers) {
-    w->finalize();
-    for (const std::string& f : w->files()) result.files.push_back(f);
+#ifdef HEATSOLVE_HAVE_MPI
+    if (nranks > 1)
+      fmt::print(stderr, "[heatsolve] {} MPI ranks, decomposition {}, halo {}, overlap {}\n",
+                 nranks, decomposition->describe(), to_string(cfg.halo),
+                 cfg.overlap ? "on" : "off");
+#endif
   }
-  write_residual_history(cfg.output_directory, result);
-  write_summary(cfg.output_directory, make_summary(cfg, result, 1));
-  if (!opts.quiet)
+  if (!restart.checkpoint.empty() && !opts.quiet && root)
+    fmt::print(stderr, "[heatsolve] restarting from {} ({} {})\n", restart.checkpoint,
+               cfg.problem == ProblemType::Heat ? "step" : "iteration", restart.step);
+  const auto finalize_writers = [&](RunResult* result) {
+    for (auto& w : writers) {
+      w->finalize();  // collective under MPI
+      if (result)
+        for (const std::string& f : w->files()) result->files.push_back(f);
+    }
+    if (restart.remove_source && root) {
+      std::error_code ec;
+      fs::remove(restart.series_source, ec);
+    }
+  };
+  RunResult result;
+  try {
+    result = run_simulation(cfg, ctx, writer_ptrs);
+  } catch (const BlowUpError& e) {
+    // Same verdict on every rank (global reductions): keep the outputs written so far.
+    if (live_progress) progress.finish();
+    finalize_writers(nullptr);
+    if (root) fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::kRuntimeError;
+  } catch (const std::exception& e) {
+    // A failure on one rank while its peers wait in MPI: end the job here, before unwinding
+    // past the writers (their destructors close MPI-IO files collectively and would wait for
+    // those peers forever).
+    if (nranks > 1)
+      abort_job(e.what(), dynamic_cast<const std::logic_error*>(&e) ? exit_code::kInternalError
+                                                                    : exit_code::kRuntimeError);
+    throw;
+  }
+  if (live_progress) progress.finish();
+  finalize_writers(&result);
+  if (result.interrupted) {
+    if (root) {
+      write_residual_history(cfg.output_directory, result);
+      fmt::print(
+          stderr,
+          "[heatsolve] interrupted by {} after {} {}{}: checkpoint {}\n"
+          "[heatsolve] continue with: heatsolve run {}{} --restart latest\n",
+          result.stop_reason, cfg.problem == ProblemType::Heat ? "step" : "iteration", result.steps,
+          cfg.problem == ProblemType::Heat ? fmt::format(" (t = {:.6g})", result.final_time)
+                                           : std::string(),
+          result.checkpoint, opts.deck, opts.overrides.empty() ? "" : " (the same --set options)");
+    }
+    return exit_code::kInterrupted;
+  }
+  if (root) {
+    write_residual_history(cfg.output_directory, result);
+    write_summary(cfg.output_directory, make_summary(cfg, result, nranks));
+  }
+  if (!opts.quiet && root)
     fmt::print(stderr,
                "[heatsolve] done: {} {} on {} ({}), kernel {}, {:.3f} s, {:.3g} Mpoints/s, "
                "final residual {:.3e}\n",
@@ -132,9 +480,11 @@ int run_command(const RunOptions& opts) {
                result.backend, result.backend_description, result.kernel, result.wall_seconds,
                result.points_per_second * 1e-6, result.final_residual);
   if (cfg.problem == ProblemType::Poisson && !result.converged) {
-    fmt::print(stderr,
-               "warning: did not converge to tolerance {:.3e} in {} iterations (residual {:.3e})\n",
-               cfg.tolerance, result.steps, result.final_residual);
+    if (root)
+      fmt::print(
+          stderr,
+          "warning: did not converge to tolerance {:.3e} in {} iterations (residual {:.3e})\n",
+          cfg.tolerance, result.steps, result.final_residual);
     return exit_code::kNotConverged;
   }
   return exit_code::kSuccess;

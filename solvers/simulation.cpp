@@ -97,6 +97,10 @@ Simulation<T>::Simulation(const Config& cfg, RunContext& ctx, std::vector<FieldW
     fill_shape(host, cfg.source, cfg, ctx.domain);
     f_->copy_from_host(host.data());
   }
+  for (const FaceBC& face : ctx.domain.faces)
+    overlap_ = overlap_ || (cfg.overlap && exchanger_ && face.type == BoundaryType::Exchange);
+  core_ = core_range(g_);
+  shell_ = shell_ranges(g_);
   const GridDesc& gg = ctx.domain.global;
   global_points_ = static_cast<std::int64_t>(gg.interior_size());
 }
@@ -105,6 +109,24 @@ template <typename T>
 void Simulation<T>::fill_ghosts(T* u) {
   if (exchanger_) exchanger_->exchange(*backend_, u);
   backend_->apply_boundary(u, g_, ctx_.domain.faces);
+}
+
+template <typename T>
+void Simulation<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
+  if (!overlap_) {
+    fill_ghosts(u);
+    backend_->stencil(u, out, f, g_, c);
+    return;
+  }
+  exchanger_->begin(*backend_, u);
+  const bool split = backend_->stencil_region(u, out, f, g_, c, core_);
+  exchanger_->finish(*backend_, u);
+  backend_->apply_boundary(u, g_, ctx_.domain.faces);
+  if (!split) {
+    backend_->stencil(u, out, f, g_, c);
+    return;
+  }
+  for (const CellRange& r : shell_) backend_->stencil_region(u, out, f, g_, c, r);
 }
 
 template <typename T>
@@ -218,16 +240,20 @@ RunResult Simulation<T>::run_heat() {
         kb = std::min(kb, cfg_.checkpoint_every - (s - 1) % cfg_.checkpoint_every);
       kb = std::max<std::int64_t>(kb, 1);
     }
+    bool report_due = false;  // this step's rate is computed (and may be reported)
     if (kb > 1) {
       T* res =
           backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, int(kb));
       if (res != u_->data()) std::swap(u_, v_);
       s += kb - 1;  // the block's last step
     } else {
-      fill_ghosts(u_->data());
-      backend_->stencil(u_->data(), v_->data(), f, g_, c);
+      sweep(u_->data(), v_->data(), f, c);
       const bool last = s == steps;
-      const bool report_due = ctx_.on_progress && seconds_since(last_report_) >= 1.0;
+      report_due = ctx_.on_progress && seconds_since(last_report_) >= 1.0;
+      // The branch below runs a global reduction, so under MPI all ranks must take it together:
+      // every 16 steps they adopt rank 0's clock (the only rank with a progress callback).
+      if (ctx_.domain.size > 1)
+        report_due = s % 16 == 0 && global_reduce(report_due ? 1.0 : 0.0, ReduceOp::MaxAbs) > 0;
       if (last || report_due) {
         const double ss =
             global_reduce(backend_->reduce_diff(v_->data(), u_->data(), g_, ReduceOp::SumSquares),
@@ -241,7 +267,8 @@ RunResult Simulation<T>::run_heat() {
     const bool last = s == steps;
     const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
-    report(s, steps, t, rate, last);
+    // Parallel: report only at the agreed steps (where `rate` was computed).
+    if (ctx_.domain.size == 1 || last || report_due) report(s, steps, t, rate, last);
     if (after_step(s, t, rate, last)) {
       r.steps = s;
       r.final_time = t;
@@ -282,8 +309,7 @@ RunResult Simulation<T>::run_poisson() {
                 residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
   while (!r.converged && it < cfg_.max_iterations) {
-    fill_ghosts(u_->data());
-    backend_->stencil(u_->data(), v_->data(), f, g_, c);
+    sweep(u_->data(), v_->data(), f, c);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
       residual = poisson_residual(v_->data(), f, f_norm, u_->data());
@@ -345,8 +371,7 @@ RunResult Simulation<T>::run_anderson() {
   while (!r.converged && it < cfg_.max_iterations) {
     T* x = u_->data();
     T* gx = v_->data();
-    fill_ghosts(x);
-    backend_->stencil(x, gx, f, g_, c);
+    sweep(x, gx, f, c);
     if (it > 0) {  // new differences into ring slot (it-1) % m, before f and g_prev move on
       T* dF = F->data() + ((it - 1) % m) * P;
       T* dG = G->data() + ((it - 1) % m) * P;

@@ -24,6 +24,9 @@ class Simulation {
   RunResult run_anderson();
   double poisson_residual(T* u, const T* f, double f_norm, const T* previous);
   void fill_ghosts(T* u);  // halo exchange, then physical boundaries
+  // out = stencil(u) with u's ghosts filled first; with execution.overlap and peers, the
+  // core that reads no ghost is computed while the halo messages travel.
+  void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c);
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;
   void write_output(std::int64_t step, double time);
@@ -49,6 +52,9 @@ class Simulation {
   std::unique_ptr<Array<T>> u_, v_, f_;
   std::string kernel_;
   HaloExchanger<T>* exchanger_ = nullptr;
+  bool overlap_ = false;  // execution.overlap and at least one Exchange face
+  CellRange core_;
+  std::vector<CellRange> shell_;
   Reducer serial_reducer_;
   std::chrono::steady_clock::time_point start_, last_report_;
   std::int64_t global_points_ = 0;

@@ -30,6 +30,11 @@ void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc);
 template <typename T>
 void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
 
+// cpu_stencil restricted to the cells of r (identical arithmetic per point).
+template <typename T>
+void cpu_stencil_region(const T* u, T* out, const T* f, const GridDesc& g,
+                        const StencilCoeffs<T>& c, const CellRange& r);
+
 // Halo face packing on host memory (contract: Backend::pack_face / unpack_face).
 template <typename T>
 void cpu_pack_face(const T* u, const GridDesc& g, int face, T* buffer);
@@ -51,6 +56,11 @@ class CpuBackend final : public Backend<T> {
   void stencil(const T* u, T* out, const T* f, const GridDesc& g,
                const StencilCoeffs<T>& c) override {
     cpu_stencil(u, out, f, g, c);
+  }
+  bool stencil_region(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                      const CellRange& r) override {
+    cpu_stencil_region(u, out, f, g, c, r);
+    return true;
   }
   void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {
     cpu_pack_face(u, g, face, buffer);

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/field_ops.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/halo_pack.hpp"
 #include "kernels/cuda/reduction.cuh"
 #include "kernels/cuda/stencil_launch.cuh"
 #include "kernels/cuda/temporal_launch.cuh"
@@ -252,6 +253,15 @@ class CudaBackend final : public Backend<T> {
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  // MPI halo faces, packed/unpacked on the device (kernels/cuda/halo_pack.cu).
+  void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {
+    cuda_pack_face<T>(u, g, face, buffer, stream_);
+  }
+  void unpack_face(T* u, const GridDesc& g, int face, const T* buffer) override {
+    cuda_unpack_face<T>(u, g, face, buffer, stream_);
+  }
+  bool device_memory() const override { return true; }
 
  private:
   struct Choice {

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# End-to-end MPI checks of the heatsolve binary (ctest: mpi.cli):
+#   1. `mpirun -np 4 heatsolve run` writes an HDF5 file whose datasets are bitwise equal to
+#      the single-rank run's (compared with h5py), and summary.json says ranks: 4;
+#   2. a deck error under MPI is reported once, every rank exits 2;
+#   3. a decomposition that does not match the rank count: reported once, exit 2;
+#   4. a failure on one rank mid-run (test-only HEATSOLVE_TEST_FAIL_RANK) ends the whole job
+#      with a non-zero exit and "rank 1: error: ...", never a hang.
+# Usage: test_mpi_cli.sh <heatsolve> <mpiexec> <workdir>
+# Environment: BACKEND=cuda runs check 1 on the GPU (kernel fixed to naive so that every block
+# size runs the same arithmetic); PYTHON names a python3 with h5py (default /usr/bin/python3).
+set -uo pipefail
+HS=$1 MPIEXEC=$2 WORK=$3
+BACKEND=${BACKEND:-cpu} PYTHON=${PYTHON:-/usr/bin/python3}
+RUNSET=(--set "execution.backend=$BACKEND")
+[ "$BACKEND" = cuda ] && RUNSET+=(--set execution.kernel=naive)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+MPIRUN=("$MPIEXEC" --oversubscribe)
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+fail=0
+check() {  # check <description> <condition...>
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; fail=1; fi
+}
+
+cat > deck.yaml <<'EOF'
+name: mpicli
+problem: {type: heat, dimensions: 3}
+grid: {cells: [19, 14, 11], length: [1.0, 1.0, 1.0]}
+material: {diffusivity: 1.0}
+time: {steps: 60, dt: auto, safety: 0.9}
+initial: {type: gaussian, amplitude: 1.0, width: 0.2, center: [0.3, 0.5, 0.5], value: 0.0}
+boundary:
+  x-: {type: periodic}
+  x+: {type: periodic}
+  y-: {type: dirichlet, value: 1.0}
+  y+: {type: neumann, flux: 0.5}
+  z-: {type: dirichlet, value: 0.0}
+  z+: {type: dirichlet, value: 0.0}
+execution: {backend: cpu, precision: double}
+output: {directory: out, every: 20, formats: [hdf5]}
+EOF
+
+# 1. equivalence through the CLI and the parallel HDF5 writer
+"${MPIRUN[@]}" -np 1 "$HS" run deck.yaml -q "${RUNSET[@]}" --set output.directory=np1 >np1.log 2>&1
+check "np1 run" test $? -eq 0
+"$HS" run deck.yaml -q "${RUNSET[@]}" --set output.directory=plain >plain.log 2>&1  # no launcher
+check "plain run (no mpirun)" test $? -eq 0
+timeout 120 "${MPIRUN[@]}" -np 4 "$HS" run deck.yaml "${RUNSET[@]}" --set output.directory=np4 \
+  >np4.log 2>&1
+rc=$?
+check "np4 run (rc $rc)" test $rc -eq 0
+check "np4 header names the decomposition" grep -q "4 MPI ranks, decomposition" np4.log
+check "np4 prints once" test "$(grep -c '\[heatsolve\] done' np4.log)" -eq 1
+"$PYTHON" - np1/mpicli.h5 np4/mpicli.h5 plain/mpicli.h5 <<'EOF'
+import sys, h5py, numpy as np
+a, b, c = (h5py.File(p, "r") for p in sys.argv[1:4])
+assert sorted(c["steps"]) == sorted(a["steps"])
+for s in c["steps"]:
+    assert c["steps"][s]["temperature"][()].tobytes() == a["steps"][s]["temperature"][()].tobytes()
+sa, sb = sorted(a["steps"]), sorted(b["steps"])
+assert sa == sb and len(sa) >= 3, (sa, sb)
+for s in sa:
+    x, y = a["steps"][s]["temperature"][()], b["steps"][s]["temperature"][()]
+    assert x.shape == y.shape and x.dtype == y.dtype, (s, x.shape, y.shape)
+    assert x.tobytes() == y.tobytes(), f"step {s} differs, max |d| = {np.abs(x - y).max()}"
+    assert a["steps"][s].attrs["time"] == b["steps"][s].attrs["time"]
+for k in ("cells", "origin", "spacing", "dimensions"):
+    assert np.array_equal(a.attrs[k], b.attrs[k]), k
+print(f"h5py: {len(sa)} steps bitwise equal")
+EOF
+check "np4 HDF5 bitwise equal to np1 and to a plain run" test $? -eq 0
+check "summary says 4 ranks" grep -q '"ranks": *4' np4/summary.json
+check "np4 xdmf" test -f np4/mpicli.xdmf
+
+# 2. deck error: once, exit 2 everywhere
+sed 's/cells: \[19, 14, 11\]/cells: [19, 14]/' deck.yaml > bad.yaml
+timeout 60 "${MPIRUN[@]}" -np 3 "$HS" run bad.yaml --set output.directory=bad >bad.log 2>&1
+rc=$?
+check "deck error exits 2 (rc $rc)" test $rc -eq 2
+check "deck error printed once" test "$(grep -c 'grid.cells' bad.log)" -eq 1
+
+# 3. decomposition mismatch: once, exit 2
+timeout 60 "${MPIRUN[@]}" -np 3 "$HS" run deck.yaml --set 'execution.decomposition=[2,2,1]' \
+  --set output.directory=dec >dec.log 2>&1
+rc=$?
+check "decomposition mismatch exits 2 (rc $rc)" test $rc -eq 2
+check "decomposition error printed once" test "$(grep -c 'needs 4 MPI ranks' dec.log)" -eq 1
+
+# 4. one rank fails mid-run: the job ends, non-zero, with the rank named
+start=$SECONDS
+HEATSOLVE_TEST_FAIL_RANK=1 HEATSOLVE_TEST_FAIL_STEP=7 timeout 60 "${MPIRUN[@]}" -x HEATSOLVE_TEST_FAIL_RANK \
+  -x HEATSOLVE_TEST_FAIL_STEP -np 3 "$HS" run deck.yaml -q --set output.directory=fail >fail.log 2>&1
+rc=$?
+check "rank failure exits non-zero, not by timeout (rc $rc)" test $rc -ne 0 -a $rc -ne 124
+check "rank failure names the rank" grep -q "rank 1: error: injected failure" fail.log
+echo "rank failure ended in $((SECONDS - start)) s"
+check "no final files after a failed run" test ! -e fail/mpicli.h5
+
+if [ $fail -ne 0 ]; then
+  for f in *.log; do echo "---- $f"; tail -20 "$f"; done
+fi
+exit $fail
