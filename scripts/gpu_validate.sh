@@ -88,14 +88,14 @@ stamp "scaling"
     [ "$np" -le "$NGPU" ] || continue
     echo "weak np=$np (512^3 per GPU, split along z):"
     run_deck /tmp/weak$np "$np" --set "grid.cells=[512,512,$((512 * np))]" \
-      --set "execution.decomposition=[1,1,$np]" --set time.steps=100
+      --set "execution.decomposition=[1,1,$np]" --set time.steps=1000
     echo "strong np=$np (1024^3 total):"
     run_deck /tmp/strong$np "$np" --set "grid.cells=[1024,1024,1024]" \
-      --set "execution.decomposition=[1,1,$np]" --set time.steps=50
+      --set "execution.decomposition=[1,1,$np]" --set time.steps=300
     if [ "$np" -gt 1 ]; then
       echo "strong np=$np, overlap off:"
       run_deck /tmp/strongno$np "$np" --set "grid.cells=[1024,1024,1024]" \
-        --set "execution.decomposition=[1,1,$np]" --set time.steps=50 --set execution.overlap=false
+        --set "execution.decomposition=[1,1,$np]" --set time.steps=300 --set execution.overlap=false
     fi
   done
 } 2>&1 | tee "$OUT/scaling.log"

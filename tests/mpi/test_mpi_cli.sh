@@ -10,7 +10,7 @@
 # Environment: BACKEND=cuda runs check 1 on the GPU (kernel fixed to naive so that every block
 # size runs the same arithmetic); PYTHON names a python3 with h5py (default /usr/bin/python3).
 set -uo pipefail
-HS=$1 MPIEXEC=$2 WORK=$3
+HS=$(realpath "$1") MPIEXEC=$2 WORK=$3
 BACKEND=${BACKEND:-cpu} PYTHON=${PYTHON:-/usr/bin/python3}
 RUNSET=(--set "execution.backend=$BACKEND")
 [ "$BACKEND" = cuda ] && RUNSET+=(--set execution.kernel=naive)
