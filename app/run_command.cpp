@@ -437,6 +437,9 @@ int run_command(const RunOptions& opts) {
   RunResult result;
   try {
     result = run_simulation(cfg, ctx, writer_ptrs);
+    if (nranks > 1 && !opts.quiet)  // which device each rank ran on, for batch logs
+      fmt::print(stderr, "[heatsolve] rank {}: {}, {:.3f} s\n", world_rank(),
+                 result.backend_description, result.wall_seconds);
   } catch (const BlowUpError& e) {
     // Same verdict on every rank (global reductions): keep the outputs written so far.
     if (live_progress) progress.finish();

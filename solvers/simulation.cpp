@@ -126,7 +126,9 @@ void Simulation<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
     backend_->stencil(u, out, f, g_, c);
     return;
   }
-  for (const CellRange& r : shell_) backend_->stencil_region(u, out, f, g_, c, r);
+  for (const CellRange& r : shell_)
+    if (!backend_->stencil_region(u, out, f, g_, c, r))
+      throw std::logic_error("backend swept the core region but not a shell region");
 }
 
 template <typename T>

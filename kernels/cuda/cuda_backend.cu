@@ -230,6 +230,31 @@ class CudaBackend final : public Backend<T> {
     launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_);
   }
 
+  // A slab of whole outer-axis layers (z in 3D, y in 2D) is itself a padded grid: shift the
+  // pointers, shrink the outer extent and run the whole grid's variant on that view (same
+  // per-point arithmetic, so slabs tile to stencil()'s bits). Other ranges: not supported,
+  // the caller then sweeps the whole interior.
+  bool stencil_region(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                      const CellRange& r) override {
+    const bool three_d = g.dims == 3;
+    if (r.lo[0] != 0 || r.hi[0] != g.nx) return false;
+    if (three_d && (r.lo[1] != 0 || r.hi[1] != g.ny)) return false;
+    if (r.empty()) return true;
+    const Choice& ch = choose(g);  // tuned for the whole grid; views are never re-tuned
+    GridDesc view = g;
+    std::int64_t shift = 0;
+    if (three_d) {
+      view.nz = r.hi[2] - r.lo[2];
+      shift = r.lo[2] * g.stride_z();
+    } else {
+      view.ny = r.hi[1] - r.lo[1];
+      shift = r.lo[1] * g.stride_y();
+    }
+    launch_stencil<T>(ch.variant, ch.shape, u + shift, out + shift, f ? f + shift : nullptr, view,
+                      c, stream_);
+    return true;
+  }
+
   // Norms through the reduction ladder's fastest (modern) rung: deterministic, double
   // accumulation, one double copied back.
   double reduce(const T* u, const GridDesc& g, ReduceOp op) override {
