@@ -12,8 +12,8 @@
 # The backend comes from HEATSOLVE_TEST_BACKEND (default cpu; e.g. cuda on a GPU machine).
 # usage: checkpoint_restart.sh <heatsolve binary> <source dir> <work dir>   (exit 77 = skipped)
 set -uo pipefail
-bin=$1 src=$2 work=$3
-py=/usr/bin/python3
+bin=$(realpath "$1") src=$(realpath "$2") work=$3
+py=${PYTHON:-/usr/bin/python3}  # needs h5py + numpy
 backend=${HEATSOLVE_TEST_BACKEND:-cpu}
 
 if ! "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then
