@@ -13,7 +13,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 jobs="${HEATSOLVE_TEST_JOBS:-2}"
 failed=()
-ctest --preset "$preset" -j "$jobs" || failed+=("ctest --preset $preset")
+ci_log=$(mktemp)
+set +e
+ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$ci_log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("ctest --preset $preset")
+set -e
 
 # The CPU suite under ASan + UBSan. MPI-launched tests (label mpi) stay out: Open MPI's
 # runtime is not sanitizer-clean. Leaks of third-party runtimes: tests/sanitizers/lsan.supp.
@@ -36,6 +40,9 @@ if [ "${HEATSOLVE_SKIP_FUZZ:-0}" != 1 ]; then
   bash scripts/fuzz.sh "${HEATSOLVE_FUZZ_SECONDS:-60}" || failed+=("scripts/fuzz.sh")
 fi
 
+# The main suite's ctest summary once more, last, for whoever reads only the end of the log.
+grep -E "^[0-9]+% tests passed" "$ci_log" | tail -1 || true
+rm -f "$ci_log"
 if ((${#failed[@]})); then
   echo "[test.sh] FAILED: ${failed[*]}"
   exit 1
