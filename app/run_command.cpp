@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "app/exit_codes.hpp"
@@ -85,6 +86,27 @@ RootVerdict share_verdict(RootVerdict v) {
   }
 #endif
   return v;
+}
+
+// Runs `fn` on rank 0 only and shares the outcome: an InputError means exit 2 and any other
+// failure exit 1, on every rank. Returns the exit code to leave with, or nothing on success.
+template <typename InputError, typename Fn>
+std::optional<int> on_root_shared(bool root, int nranks, Fn&& fn) {
+  RootVerdict v;
+  if (root) {
+    try {
+      fn();
+    } catch (const InputError& e) {
+      v = {1, e.what()};
+    } catch (const std::exception& e) {
+      if (nranks == 1) throw;
+      v = {2, e.what()};
+    }
+  }
+  v = share_verdict(v);
+  if (v.status == 0) return std::nullopt;
+  if (root) fmt::print(stderr, "error: {}\n", v.message);
+  return v.status == 1 ? exit_code::kInputError : exit_code::kRuntimeError;
 }
 
 // Rank 0's `s` on every rank.
@@ -195,9 +217,9 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
  private:
   void tick() {
     if (++count_ == fail_at_)
-      throw std::runtime_error(fmt::format(
-          "injected failure on rank {} at halo exchange {} (HEATSOLVE_TEST_FAIL_RANK)", rank_,
-          count_));
+      throw std::runtime_error(
+          fmt::format("injected failure on rank {} at halo exchange {} (HEATSOLVE_TEST_FAIL_RANK)",
+                      rank_, count_));
   }
   std::unique_ptr<HaloExchanger<T>> inner_;
   int rank_;
@@ -258,46 +280,19 @@ int run_command(const RunOptions& opts) {
   StopHandlersGuard stop_handlers;
   RestartPlan restart;
   if (!opts.restart.empty()) {
-    RootVerdict v;
-    if (root) {
-      try {
-        restart = plan_restart(opts.restart, cfg);
-      } catch (const CheckpointMismatch& e) {
-        v = {1, e.what()};
-      } catch (const std::exception& e) {
-        if (nranks == 1) throw;
-        v = {2, e.what()};
-      }
-    }
-    v = share_verdict(v);
-    if (v.status != 0) {
-      if (root) fmt::print(stderr, "error: {}\n", v.message);
-      return v.status == 1 ? exit_code::kInputError : exit_code::kRuntimeError;
-    }
+    if (auto rc = on_root_shared<CheckpointMismatch>(
+            root, nranks, [&] { restart = plan_restart(opts.restart, cfg); }))
+      return *rc;
     restart.checkpoint = share_string(restart.checkpoint);
     restart.series_source = share_string(restart.series_source);
     restart.step = std::stoll(share_string(std::to_string(restart.step)));
     restart.remove_source = !share_string(restart.remove_source ? "1" : "").empty();
   }
-  {
-    RootVerdict v;
-    if (root) {
-      try {
-        // A restart continues in its own output directory: no --overwrite needed.
+  // A restart continues in its own output directory: no --overwrite needed.
+  if (auto rc = on_root_shared<OutputRefused>(root, nranks, [&] {
         prepare_output_directory(cfg, overwrite || !restart.checkpoint.empty());
-      } catch (const OutputRefused& e) {
-        v = {1, e.what()};
-      } catch (const std::exception& e) {
-        if (nranks == 1) throw;
-        v = {2, e.what()};
-      }
-    }
-    v = share_verdict(v);
-    if (v.status != 0) {
-      if (root) fmt::print(stderr, "error: {}\n", v.message);
-      return v.status == 1 ? exit_code::kInputError : exit_code::kRuntimeError;
-    }
-  }
+      }))
+    return *rc;
 
   RunContext ctx;
   ctx.restart_path = restart.checkpoint;

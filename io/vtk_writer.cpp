@@ -1,5 +1,7 @@
 #include "io/vtk_writer.hpp"
 
+#include "io/xml_text.hpp"
+
 // The whole translation unit needs VTK; without it heatsolve has no VTK writer and
 // app/run_command.cpp reports `formats: [vtk]` as unavailable.
 #ifdef HEATSOLVE_HAVE_VTK
@@ -43,40 +45,6 @@ std::string piece_suffix(int rank) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "_%04d", rank);
   return buf;
-}
-
-// Shortest of %.15g / %.17g that reads back as the same double.
-std::string format_double(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // VTK point extent {x0, x1, y0, y1, z0, z1} of a block of cells (global point indices).
