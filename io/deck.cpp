@@ -159,6 +159,9 @@ using Locator = std::function<Location(const YAML::Mark&)>;
 // A deck has tens of values; YAML aliases can make a few lines expand to billions ("billion
 // laughs"), so the conversion stops at this many nodes.
 constexpr std::size_t kMaxDeckNodes = 10000;
+// Decks are a few levels deep; the limit keeps the recursive conversion off the end of the
+// stack for hostile (e.g. self-referencing alias) input.
+constexpr int kMaxDeckDepth = 64;
 
 // Strict UTF-8 (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF): the
 // deck is echoed into summary.json, whose JSON writer rejects anything else.
@@ -195,6 +198,7 @@ bool is_valid_utf8(const std::string& s) {
 struct Converter {
   const Locator& locate;
   std::size_t nodes = 0;
+  int depth = 0;
 
   DeckNode convert(const YAML::Node& y);
   void convert_map(const YAML::Node& y, DeckNode& out);
@@ -223,6 +227,12 @@ void Converter::convert_map(const YAML::Node& y, DeckNode& out) {
 DeckNode Converter::convert(const YAML::Node& y) {
   DeckNode n;
   n.loc = locate(y.Mark());
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  } guard{++depth};
+  if (depth > kMaxDeckDepth)
+    fail(n.loc, fmt::format("the deck is nested more than {} levels deep", kMaxDeckDepth));
   if (++nodes > kMaxDeckNodes)
     fail(n.loc, fmt::format("the deck expands to more than {} values (YAML aliases nested too "
                             "deeply?)",

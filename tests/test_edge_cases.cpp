@@ -246,6 +246,18 @@ TEST(EdgeYaml, AliasBombIsRejectedQuickly) {
   EXPECT_GE(e.line(), 1);
 }
 
+TEST(EdgeYaml, DeepNestingIsRejectedBeforeTheStackRunsOut) {
+  // A crash of the fuzz target (stack overflow under ASan): aliases re-anchored inside their
+  // own sequence nested the conversion thousands of levels deep. Plain nesting, the same way:
+  std::string text = "name: x\ngrid: ";
+  for (int i = 0; i < 200; ++i) text += "[";
+  for (int i = 0; i < 200; ++i) text += "]";
+  text += "\n";
+  const DeckError e = parse_error(text);
+  EXPECT_NE(e.message().find("nested more than 64 levels deep"), std::string::npos) << e.what();
+  EXPECT_EQ(e.line(), 2);
+}
+
 TEST(EdgeYaml, InvalidUtf8IsRejectedWhereItIs) {
   // A crash of the fuzz target: accepted, then summary.json's JSON writer threw at the end
   // of a run.
