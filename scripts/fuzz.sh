@@ -30,6 +30,9 @@ echo "[fuzz] fuzzing the deck parser for ${seconds}s (artifacts: $build/artifact
 args=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -detect_leaks=1
       -max_len=8192 -dict=tests/fuzz/deck.dict -print_final_stats=1
       -artifact_prefix="$build/artifacts/")
+# CI (CI=true) fuzzes from a fixed seed so that a run is repeatable; by hand, a fresh one.
+if [ -n "${HEATSOLVE_FUZZ_SEED:-}" ]; then args+=(-seed="$HEATSOLVE_FUZZ_SEED")
+elif [ "${CI:-}" = true ]; then args+=(-seed=1); fi
 if [ "$jobs" -gt 1 ]; then args+=(-fork="$jobs" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0); fi
 if ! "$build/tests/fuzz/fuzz_deck" "${args[@]}" "$@" "$build/corpus" tests/fuzz/corpus >"$build/fuzz.log" 2>&1; then
   tail -n 60 "$build/fuzz.log" >&2
