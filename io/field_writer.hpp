@@ -42,4 +42,10 @@ class FieldWriter {
 
 OutputGrid output_grid(const Config& cfg);
 
+// Writers validate what they are handed; `what` names the file in the message.
+// A grid of 2 or 3 dimensions with positive cell counts (cells[2] == 1 in 2D).
+void check_output_grid(const OutputGrid& g, const std::string& what);
+// A block inside the grid.
+void check_output_block(const OutputGrid& g, const Block& b, const std::string& what);
+
 }  // namespace heatsolve

@@ -62,31 +62,6 @@ Hyperslab hyperslab(const OutputGrid& g, const Block& b) {
   return h;
 }
 
-void check_grid(const OutputGrid& g, const std::string& file) {
-  bool ok = (g.dims == 2 || g.dims == 3) && (g.dims == 3 || g.cells[2] == 1);
-  for (int a = 0; a < 3; ++a) ok = ok && g.cells[a] > 0;
-  if (!ok) {
-    throw std::runtime_error("HDF5 writer '" + file + "': invalid grid (dims " +
-                             std::to_string(g.dims) + ", cells " + std::to_string(g.cells[0]) +
-                             "x" + std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]) +
-                             ")");
-  }
-}
-
-void check_block(const OutputGrid& g, const Block& b, const std::string& file) {
-  for (int a = 0; a < 3; ++a) {
-    if (b.offset[a] < 0 || b.count[a] < 0 ||
-        static_cast<long long>(b.offset[a]) + b.count[a] > g.cells[a]) {
-      throw std::runtime_error(
-          "HDF5 '" + file + "': block offset (" + std::to_string(b.offset[0]) + "," +
-          std::to_string(b.offset[1]) + "," + std::to_string(b.offset[2]) + ") count (" +
-          std::to_string(b.count[0]) + "," + std::to_string(b.count[1]) + "," +
-          std::to_string(b.count[2]) + ") outside the grid " + std::to_string(g.cells[0]) + "x" +
-          std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]));
-    }
-  }
-}
-
 // Creates (or overwrites) attribute `name` on `obj`: n == 0 scalar, else a 1-D array of n.
 void set_attribute(hid_t obj, const char* name, hid_t type, const void* data, hsize_t n,
                    const std::string& where) {
@@ -173,7 +148,7 @@ class Hdf5Writer final : public FieldWriter {
     partial_h5_ = final_h5_ + ".partial";
     xdmf_ = (dir / (name + ".xdmf")).string();
     h5::silence_errors();
-    check_grid(grid_, final_h5_);
+    check_output_grid(grid_, "HDF5 file '" + final_h5_ + "'");
 #ifdef HEATSOLVE_HAVE_MPI
     if (mode_ != Mode::Serial) {
       if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
@@ -319,7 +294,7 @@ class Hdf5Writer final : public FieldWriter {
 
   template <typename T>
   void validate(const T* data, const Block& block) const {
-    check_block(grid_, block, partial_h5_);
+    check_output_block(grid_, block, "HDF5 file '" + partial_h5_ + "'");
     if (block.size() > 0 && data == nullptr) {
       throw std::runtime_error("HDF5 '" + partial_h5_ + "': null data for a non-empty block");
     }
@@ -596,7 +571,7 @@ Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const B
   get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
   get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
   get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
-  check_grid(out.grid, path);
+  check_output_grid(out.grid, "HDF5 file '" + path + "'");
 
   const std::string where = path + ":" + steps[i].dataset;
   h5::Dataset d(H5Dopen2(f, steps[i].dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
@@ -623,7 +598,7 @@ Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const B
   out.shape.assign(shape.begin(), shape.end());
 
   const Block& b = block ? *block : whole;
-  check_block(out.grid, b, path);
+  check_output_block(out.grid, b, "HDF5 file '" + path + "'");
   out.data.resize(b.size());
   auto [file_space, mem_space] = select_block(d.get(), hyperslab(out.grid, b), where);
   h5::check(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT,

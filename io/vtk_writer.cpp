@@ -72,31 +72,6 @@ std::string triple_text(const std::array<double, 3>& v) {
   return format_double(v[0]) + " " + format_double(v[1]) + " " + format_double(v[2]);
 }
 
-void check_grid(const OutputGrid& g, const std::string& file) {
-  bool ok = (g.dims == 2 || g.dims == 3) && (g.dims == 3 || g.cells[2] == 1);
-  for (int a = 0; a < 3; ++a) ok = ok && g.cells[a] > 0;
-  if (!ok) {
-    throw std::runtime_error("VTK writer '" + file + "': invalid grid (dims " +
-                             std::to_string(g.dims) + ", cells " + std::to_string(g.cells[0]) +
-                             "x" + std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]) +
-                             ")");
-  }
-}
-
-void check_block(const OutputGrid& g, const Block& b, const std::string& file) {
-  for (int a = 0; a < 3; ++a) {
-    if (b.offset[a] < 0 || b.count[a] < 0 ||
-        static_cast<long long>(b.offset[a]) + b.count[a] > g.cells[a]) {
-      throw std::runtime_error(
-          "VTK '" + file + "': block offset (" + std::to_string(b.offset[0]) + "," +
-          std::to_string(b.offset[1]) + "," + std::to_string(b.offset[2]) + ") count (" +
-          std::to_string(b.count[0]) + "," + std::to_string(b.count[1]) + "," +
-          std::to_string(b.count[2]) + ") outside the grid " + std::to_string(g.cells[0]) + "x" +
-          std::to_string(g.cells[1]) + "x" + std::to_string(g.cells[2]));
-    }
-  }
-}
-
 // Compression of the .vti data: HEATSOLVE_VTK_COMPRESSION = zlib (default) | lz4 | lzma |
 // none, optionally with a level, e.g. "zlib:1" (fast) or "lzma:9" (small).
 struct Compression {
@@ -222,7 +197,7 @@ class VtkWriter final : public FieldWriter {
     dir_ = directory.empty() ? fs::path(".") : fs::path(directory);
     pvd_ = (dir_ / (name + ".pvd")).string();
     subdir_name_ = name + "_vti";
-    check_grid(grid_, pvd_);
+    check_output_grid(grid_, "VTK file '" + pvd_ + "'");
 #ifdef HEATSOLVE_HAVE_MPI
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -303,7 +278,7 @@ class VtkWriter final : public FieldWriter {
 
   template <typename T>
   void write_piece(const std::string& path, const T* data, const Block& block) {
-    check_block(grid_, block, path);
+    check_output_block(grid_, block, "VTK file '" + path + "'");
     if (block.size() > 0 && data == nullptr) {
       throw std::runtime_error("VTK '" + path + "': null data for a non-empty block");
     }
@@ -322,7 +297,7 @@ class VtkWriter final : public FieldWriter {
     if (!parallel()) {
       const std::string file = subdir_name_ + "/" + stem + ".vti";
       if (!covers_grid(grid_, block)) {
-        check_block(grid_, block, (dir_ / file).string());
+        check_output_block(grid_, block, "VTK file '" + (dir_ / file).string() + "'");
         throw std::runtime_error("VTK writer '" + pvd_ +
                                  "': a serial writer needs the whole grid in one block");
       }
@@ -388,7 +363,7 @@ class VtkWriter final : public FieldWriter {
               b.offset[a] = all[7 * r + a];
               b.count[a] = all[7 * r + 3 + a];
             }
-            check_block(grid_, b, (dir_ / file).string());
+            check_output_block(grid_, b, "VTK file '" + (dir_ / file).string() + "'");
             if (b.size() > 0) pieces.emplace_back(b, stem + piece_suffix(r) + ".vti");
           }
           write_file_atomically((dir_ / file).string(), pvti_text(pieces));
