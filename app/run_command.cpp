@@ -213,6 +213,7 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
     inner_->begin(backend, u);
   }
   void finish(Backend<T>& backend, T* u) override { inner_->finish(backend, u); }
+  std::string transport() const override { return inner_->transport(); }
 
  private:
   void tick() {

@@ -84,6 +84,8 @@ const char* to_string(HaloMode h) {
       return "staged";
     case HaloMode::CudaAware:
       return "cuda-aware";
+    case HaloMode::Ipc:
+      return "ipc";
   }
   return "?";
 }

@@ -18,7 +18,7 @@ enum class ProblemType { Heat, Poisson };
 enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
 enum class Precision { Float, Double };
 enum class SolverMethod { Jacobi, Anderson };
-enum class HaloMode { Auto, Staged, CudaAware };
+enum class HaloMode { Auto, Staged, CudaAware, Ipc };
 
 // Every valid `execution.kernel` name; the deck validator accepts exactly these. Backends that
 // add a stencil variant add its name here.

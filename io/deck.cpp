@@ -893,7 +893,7 @@ void read_execution(const DeckNode& n, Config& cfg) {
                        positive_ints(cfg.dimensions));
       });
   cfg.halo = get("halo", cfg.halo, [](const DeckNode& e, const std::string& w) {
-    return choice(e, w, {HaloMode::Auto, HaloMode::Staged, HaloMode::CudaAware});
+    return choice(e, w, {HaloMode::Auto, HaloMode::Staged, HaloMode::CudaAware, HaloMode::Ipc});
   });
   cfg.overlap = get("overlap", cfg.overlap, boolean);
   cfg.walltime_seconds = get("walltime", cfg.walltime_seconds, walltime);

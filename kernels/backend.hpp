@@ -2,6 +2,7 @@
 // this; kernels know arrays and a GridDesc, nothing about decks, MPI or files.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -118,6 +119,11 @@ class Backend {
 
   virtual void synchronize() {}
 
+  // Copies n values from src to dst, in order with the backend's other work (asynchronous on
+  // a device backend). dst may be memory of another device mapped into this process (CUDA
+  // IPC: the halo exchange between ranks of one node writes into its neighbour's buffers).
+  virtual void copy_values(T* dst, const T* src, std::size_t n) { std::copy(src, src + n, dst); }
+
   // ---- Halo packing (MPI domain decomposition) -------------------------------------------
   // Faces are numbered 0..5 = x-, x+, y-, y+, z-, z+ (a 2D grid has faces 0..3). A face
   // buffer holds face_cells(g, face) values in the backend's memory space (device memory when
@@ -174,10 +180,24 @@ inline CellRange core_range(const GridDesc& g) {
   return r;
 }
 
-// The interior minus core_range(g), as at most 6 disjoint ranges (x slabs whole, y slabs
-// without the x layers, z slabs without both): the cells whose stencil reads ghosts.
-inline std::vector<CellRange> shell_ranges(const GridDesc& g) {
-  const CellRange core = core_range(g);
+// The cells of g whose stencil reads no ghost cell of an Exchange face: one layer in from
+// each Exchange face only. Used to overlap the halo exchange with computation once the other
+// faces' ghosts are filled (they depend on interior cells alone).
+inline CellRange exchange_core_range(const GridDesc& g, const BoundaryFaces& faces) {
+  CellRange r;
+  const int n[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  for (int a = 0; a < 3; ++a) {
+    const bool active = a < g.dims;
+    r.lo[a] = active && faces[2 * a].type == BoundaryType::Exchange ? 1 : 0;
+    r.hi[a] = n[a] - (active && faces[2 * a + 1].type == BoundaryType::Exchange ? 1 : 0);
+    if (r.hi[a] < r.lo[a]) r.hi[a] = r.lo[a];
+  }
+  return r;
+}
+
+// The interior minus `core` (a box inside it), as at most 6 disjoint ranges (x slabs whole,
+// y slabs without the x layers, z slabs without both).
+inline std::vector<CellRange> shell_ranges(const GridDesc& g, const CellRange& core) {
   const int n[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
   std::vector<CellRange> out;
   CellRange box;  // what is left to cover, shrinking axis by axis
@@ -193,6 +213,11 @@ inline std::vector<CellRange> shell_ranges(const GridDesc& g) {
     if (box.empty()) break;
   }
   return out;
+}
+
+// The interior minus core_range(g): the cells whose stencil reads ghosts.
+inline std::vector<CellRange> shell_ranges(const GridDesc& g) {
+  return shell_ranges(g, core_range(g));
 }
 
 // True when a CUDA device can be used by this build on this machine.

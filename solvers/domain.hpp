@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 
 #include "io/field_writer.hpp"
 #include "kernels/backend.hpp"
@@ -40,6 +41,8 @@ class HaloExchanger {
   // read. The defaults do the whole exchange in begin().
   virtual void begin(Backend<T>& backend, T* u) { exchange(backend, u); }
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
+  // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
+  virtual std::string transport() const { return ""; }
 };
 
 // The single-rank domain of a whole grid.

@@ -143,6 +143,11 @@ int MpiHaloExchanger<T>::active_faces() const {
 
 template <typename T>
 std::string MpiHaloExchanger<T>::transport() const {
+  int ipc = 0, other = 0;
+  for (const Face& f : faces_)
+    if (f.peer != MPI_PROC_NULL) ++(f.ipc_send && f.ipc_recv ? ipc : other);
+  if (transport_ == Transport::None) return "none";
+  if (ipc > 0) return other > 0 ? "ipc+staged" : "ipc";
   switch (transport_) {
     case Transport::Host:
       return "host";
@@ -157,22 +162,43 @@ std::string MpiHaloExchanger<T>::transport() const {
 }
 
 template <typename T>
+MpiHaloExchanger<T>::IpcMapping::~IpcMapping() {
+#ifdef HEATSOLVE_HAVE_CUDA
+  cuda_ipc_close(p_);
+#endif
+}
+
+template <typename T>
+typename MpiHaloExchanger<T>::IpcMapping& MpiHaloExchanger<T>::IpcMapping::operator=(
+    IpcMapping&& o) noexcept {
+  if (this != &o) {
+#ifdef HEATSOLVE_HAVE_CUDA
+    cuda_ipc_close(p_);
+#endif
+    p_ = std::exchange(o.p_, nullptr);
+  }
+  return *this;
+}
+
+template <typename T>
 void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   if (bound_ == &backend) return;
   if (!requests_.empty())
     throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
+  bool try_ipc = false;
   if (!backend.device_memory()) {
     transport_ = Transport::Host;
   } else if (mode_ == HaloMode::Staged) {
     transport_ = Transport::Staged;
-  } else if (mpi_cuda_aware()) {
+  } else if (mode_ != HaloMode::Ipc && mpi_cuda_aware()) {
     transport_ = Transport::CudaAware;
   } else if (mode_ == HaloMode::CudaAware) {
     throw std::runtime_error(
         "execution.halo: cuda-aware requested but this MPI library is not CUDA-aware "
-        "(MPIX_Query_cuda_support() is false); use halo: staged or auto");
+        "(MPIX_Query_cuda_support() is false); use halo: staged, ipc or auto");
   } else {
-    transport_ = Transport::Staged;
+    transport_ = Transport::Staged;  // for the faces IPC cannot serve
+    try_ipc = true;
   }
   for (Face& f : faces_) {
     if (f.peer == MPI_PROC_NULL) continue;
@@ -186,8 +212,102 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
       f.host_recv = HostBuffer<T>();
     }
   }
+  // Every rank takes the same branch (same deck, same MPI library), so the collective calls
+  // in setup_ipc are made by all ranks.
+  if (try_ipc) setup_ipc(backend);
+  if (mode_ == HaloMode::Ipc)
+    for (const Face& f : faces_)
+      if (f.peer != MPI_PROC_NULL && !(f.ipc_send && f.ipc_recv))
+        throw std::runtime_error(fmt::format(
+            "execution.halo: ipc requested but the halo with rank {} cannot go through CUDA "
+            "IPC (another node, or the device buffers could not be mapped); use halo: auto",
+            f.peer));
   if (active_faces() == 0) transport_ = Transport::None;
   bound_ = &backend;
+}
+
+// Both neighbours of a face agree on IPC for each direction: each exports its two receive
+// buffers, the other maps them when it shares the node, and tells whether it could.
+template <typename T>
+void MpiHaloExchanger<T>::setup_ipc(Backend<T>& backend) {
+#ifdef HEATSOLVE_HAVE_CUDA
+  constexpr int kTagHandles = 1000, kTagMapped = 2000;  // + the sender's face
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  MPI_Group world_group, node_group;
+  MPI_Comm_group(comm_, &world_group);
+  MPI_Comm_group(node, &node_group);
+
+  struct Offer {
+    int ok = 0;
+    CudaIpcHandle handles[2];
+  };
+  std::array<Offer, 6> mine{}, theirs{};
+  std::array<int, 6> mapped{}, peer_mapped{};
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    mine[f].ok = 1;
+    for (int b = 0; b < 2; ++b) {
+      face.recv_ipc[b] = backend.allocate(face.cells);  // its own cudaMalloc: exportable
+      mine[f].ok &= cuda_ipc_export(face.recv_ipc[b]->data(), &mine[f].handles[b]) ? 1 : 0;
+    }
+  }
+  {
+    MpiRequests reqs;
+    for (int f = 0; f < 6; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      // My ghost face f is filled by the neighbour's face f^1 (tags as in begin()).
+      check_mpi(MPI_Irecv(&theirs[f], sizeof(Offer), MPI_BYTE, face.peer, kTagHandles + (f ^ 1),
+                          comm_, reqs.add()),
+                "MPI_Irecv");
+      check_mpi(MPI_Isend(&mine[f], sizeof(Offer), MPI_BYTE, face.peer, kTagHandles + f, comm_,
+                          reqs.add()),
+                "MPI_Isend");
+    }
+    reqs.wait_all();
+  }
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL || !theirs[f].ok) continue;
+    int node_rank = MPI_UNDEFINED;
+    MPI_Group_translate_ranks(world_group, 1, &face.peer, node_group, &node_rank);
+    if (node_rank == MPI_UNDEFINED) continue;  // another node: handles mean nothing here
+    IpcMapping m0(cuda_ipc_open(theirs[f].handles[0]));
+    IpcMapping m1(cuda_ipc_open(theirs[f].handles[1]));
+    if (!m0.get() || !m1.get()) continue;
+    face.remote[0] = std::move(m0);
+    face.remote[1] = std::move(m1);
+    mapped[f] = 1;
+  }
+  {
+    MpiRequests reqs;
+    for (int f = 0; f < 6; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      check_mpi(MPI_Irecv(&peer_mapped[f], 1, MPI_INT, face.peer, kTagMapped + (f ^ 1), comm_,
+                          reqs.add()),
+                "MPI_Irecv");
+      check_mpi(MPI_Isend(&mapped[f], 1, MPI_INT, face.peer, kTagMapped + f, comm_, reqs.add()),
+                "MPI_Isend");
+    }
+    reqs.wait_all();
+  }
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    face.ipc_send = mapped[f] != 0;
+    face.ipc_recv = peer_mapped[f] != 0;
+    if (!face.ipc_recv)
+      for (auto& b : face.recv_ipc) b.reset();
+  }
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&world_group);
+  MPI_Comm_free(&node);
+#else
+  (void)backend;
+#endif
 }
 
 template <typename T>
@@ -199,10 +319,15 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   const MPI_Datatype type = mpi_type<T>();
   // A ghost face g receives what the neighbour sent from its opposite face (g ^ 1); the tag
   // is the sender's face, which keeps the two directions apart when both neighbours along an
-  // axis are the same rank (periodic axis over 2 ranks).
+  // axis are the same rank (periodic axis over 2 ranks). IPC faces exchange empty messages.
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
+    if (face.ipc_recv) {
+      check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, face.peer, f ^ 1, comm_, requests_.add()),
+                "MPI_Irecv");
+      continue;
+    }
     T* dst = staged ? face.host_recv.data() : face.recv->data();
     check_mpi(MPI_Irecv(dst, int(face.cells), type, face.peer, f ^ 1, comm_, requests_.add()),
               "MPI_Irecv");
@@ -211,11 +336,18 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
     backend.pack_face(u, g_, f, face.send->data());
+    if (face.ipc_send)
+      backend.copy_values(face.remote[parity_].get(), face.send->data(), face.cells);
   }
-  if (transport_ != Transport::Host) backend.synchronize();  // packed before MPI reads them
+  // Packed (and copied into the neighbours' buffers) before MPI or the host reads them.
+  if (transport_ != Transport::Host) backend.synchronize();
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
+    if (face.ipc_send) {
+      check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, face.peer, f, comm_, requests_.add()), "MPI_Isend");
+      continue;
+    }
     const T* src = face.send->data();
     if (staged) {
       face.send->copy_to_host(face.host_send.data());
@@ -236,9 +368,14 @@ void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
+    if (face.ipc_recv) {
+      backend.unpack_face(u, g_, f, face.recv_ipc[parity_]->data());
+      continue;
+    }
     if (transport_ == Transport::Staged) face.recv->copy_from_host(face.host_recv.data());
     backend.unpack_face(u, g_, f, face.recv->data());
   }
+  parity_ ^= 1;
 }
 
 template <typename T>

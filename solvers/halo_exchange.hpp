@@ -8,8 +8,17 @@
 //   host        the backend's memory is host memory: MPI reads/writes the face buffers
 //   staged      device memory, copied through (pinned) host buffers around MPI
 //   cuda-aware  device memory handed to MPI directly (needs MPIX_Query_cuda_support())
-// HaloMode::Auto picks cuda-aware when the MPI library reports CUDA support, else staged;
-// HaloMode::CudaAware without that support is an error; HaloMode::Staged always stages.
+//   ipc         ranks of one node: each rank maps its neighbour's receive buffers (CUDA
+//               IPC) and copies the packed face into them device to device; MPI carries
+//               only an empty message that says "your halo is there". Receive buffers are
+//               double-buffered by exchange parity, so a neighbour one exchange ahead never
+//               overwrites a face not yet unpacked (the empty message is sent after the
+//               sender's stream, which holds its previous unpack, has drained).
+// HaloMode::Auto picks cuda-aware when the MPI library reports CUDA support, else ipc for
+// every face whose neighbour is on this node and whose buffers map, else staged (decided per
+// face by both neighbours at the first exchange); HaloMode::Ipc is the same without
+// cuda-aware; HaloMode::CudaAware without MPI support is an error; HaloMode::Staged always
+// stages.
 #pragma once
 
 #ifdef HEATSOLVE_HAVE_MPI
@@ -20,6 +29,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config.hpp"
@@ -86,20 +96,40 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   // Waits for the messages and unpacks them into the ghost layers of u.
   void finish(Backend<T>& backend, T* u) override;
 
-  // "host", "staged", "cuda-aware", or "none" before the first exchange / without peers.
-  std::string transport() const;
+  // "host", "staged", "cuda-aware", "ipc", "ipc+staged" (some faces each), or "none" before
+  // the first exchange / without peers.
+  std::string transport() const override;
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
 
  private:
   enum class Transport { None, Host, Staged, CudaAware };
+  // A neighbour's buffer mapped into this process (CUDA IPC), unmapped on destruction.
+  class IpcMapping {
+   public:
+    IpcMapping() = default;
+    explicit IpcMapping(void* p) : p_(p) {}
+    ~IpcMapping();
+    IpcMapping(IpcMapping&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    IpcMapping& operator=(IpcMapping&& o) noexcept;
+    T* get() const { return static_cast<T*>(p_); }
+
+   private:
+    void* p_ = nullptr;
+  };
   struct Face {
     int peer = MPI_PROC_NULL;
     std::size_t cells = 0;
     std::unique_ptr<Array<T>> send, recv;  // backend memory space
     HostBuffer<T> host_send, host_recv;    // staged transport only
+    // IPC: ipc_send = this rank copies into the neighbour's mapped buffers; ipc_recv = the
+    // neighbour copies into recv_ipc[parity]. Decided per direction at set-up.
+    bool ipc_send = false, ipc_recv = false;
+    std::array<std::unique_ptr<Array<T>>, 2> recv_ipc;
+    std::array<IpcMapping, 2> remote;
   };
   void setup(Backend<T>& backend);
+  void setup_ipc(Backend<T>& backend);
 
   MPI_Comm comm_;
   GridDesc g_;
@@ -108,6 +138,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
   Transport transport_ = Transport::None;
   T* in_flight_ = nullptr;  // u between begin() and finish()
+  int parity_ = 0;          // exchange count mod 2: which IPC receive buffer is in use
   MpiRequests requests_;
 };
 

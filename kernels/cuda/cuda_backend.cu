@@ -278,6 +278,9 @@ class CudaBackend final : public Backend<T> {
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void copy_values(T* dst, const T* src, std::size_t n) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream_));
+  }
 
   // MPI halo faces, packed/unpacked on the device (kernels/cuda/halo_pack.cu).
   void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {

@@ -1,4 +1,5 @@
 // Halo face pack/unpack kernels (contract: Backend::pack_face / unpack_face).
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -82,6 +83,31 @@ void* cuda_pinned_alloc(std::size_t bytes) noexcept {
 
 void cuda_pinned_free(void* p) noexcept {
   if (p) cudaFreeHost(p);
+}
+
+bool cuda_ipc_export(const void* base, CudaIpcHandle* out) noexcept {
+  cudaIpcMemHandle_t h;
+  if (cudaIpcGetMemHandle(&h, const_cast<void*>(base)) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  std::memcpy(out->bytes, &h, sizeof h);
+  return true;
+}
+
+void* cuda_ipc_open(const CudaIpcHandle& handle) noexcept {
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof h);
+  void* p = nullptr;
+  if (cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void cuda_ipc_close(void* mapped) noexcept {
+  if (mapped && cudaIpcCloseMemHandle(mapped) != cudaSuccess) cudaGetLastError();
 }
 
 template void cuda_pack_face<float>(const float*, const GridDesc&, int, float*, cudaStream_t);

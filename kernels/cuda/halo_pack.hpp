@@ -30,4 +30,20 @@ void cuda_unpack_face(T* u, const GridDesc& g, int face, const T* buffer, cudaSt
 void* cuda_pinned_alloc(std::size_t bytes) noexcept;
 void cuda_pinned_free(void* p) noexcept;
 
+// CUDA IPC, for halo exchange between processes of one node: a process exports a device
+// allocation as an opaque handle (sent to its neighbour through MPI), the neighbour maps it
+// into its own address space and writes into it with ordinary device copies (over NVLink or
+// PCIe, no host staging).
+struct CudaIpcHandle {
+  unsigned char bytes[64];
+};
+static_assert(sizeof(CudaIpcHandle) == sizeof(cudaIpcMemHandle_t), "IPC handle size");
+
+// Exports the allocation starting at `base` (a pointer returned by cudaMalloc). False when
+// the device or driver cannot (the exchanger then stages through the host).
+bool cuda_ipc_export(const void* base, CudaIpcHandle* out) noexcept;
+// Maps a neighbour's exported allocation; nullptr when it cannot be mapped.
+void* cuda_ipc_open(const CudaIpcHandle& handle) noexcept;
+void cuda_ipc_close(void* mapped) noexcept;
+
 }  // namespace heatsolve

@@ -393,43 +393,60 @@ void test_halo_exchange(int dims, const std::array<int, 3>& procs) {
   }
 }
 
-// core_range + shell_ranges tile the interior exactly once, and stencil_region over that
-// tiling gives stencil()'s bits.
+// A core (core_range, or exchange_core_range for every subset of Exchange faces) plus its
+// shell_ranges tile the interior exactly once, and stencil_region over that tiling gives
+// stencil()'s bits.
 void test_regions() {
   if (g_rank != 0) return;
   for (int dims : {2, 3})
     for (int nx : {1, 2, 3, 6})
       for (int ny : {1, 2, 4})
-        for (int nz : {1, 2, 5}) {
-          if (dims == 2 && nz != 1) continue;
-          GridDesc g;
-          g.dims = dims;
-          g.nx = nx, g.ny = ny, g.nz = nz;
-          std::vector<CellRange> ranges = shell_ranges(g);
-          ranges.push_back(core_range(g));
-          std::vector<int> hits(g.padded_size(), 0);
-          for (const CellRange& r : ranges)
-            for (int k = r.lo[2]; k < r.hi[2]; ++k)
-              for (int j = r.lo[1]; j < r.hi[1]; ++j)
-                for (int i = r.lo[0]; i < r.hi[0]; ++i) ++hits[g.index(i, j, k)];
-          int bad = 0;
-          for (int k = 0; k < (dims == 3 ? nz : 1); ++k)
-            for (int j = 0; j < ny; ++j)
-              for (int i = 0; i < nx; ++i) bad += hits[g.index(i, j, k)] != 1;
-          CHECK(bad == 0, "{}D {}x{}x{}: {} cells not covered exactly once", dims, nx, ny, nz, bad);
-          CpuBackend<double> b;
-          std::vector<double> u(g.padded_size()), f(g.padded_size()), a(g.padded_size(), 0),
-              c2(g.padded_size(), 0);
-          for (std::size_t i = 0; i < u.size(); ++i)
-            u[i] = std::sin(0.37 * double(i)), f[i] = std::cos(double(i));
-          const StencilCoeffs<double> c = heat_coeffs<double>(g, 0.9, 1e-3);
-          b.stencil(u.data(), a.data(), f.data(), g, c);
-          for (const CellRange& r : ranges)
-            CHECK(b.stencil_region(u.data(), c2.data(), f.data(), g, c, r), "cpu supports regions");
-          std::string where;
-          CHECK(bitwise_equal(a, c2, &where), "{}D {}x{}x{}: split sweep differs: {}", dims, nx, ny,
-                nz, where);
-        }
+        for (int nz : {1, 2, 5})
+          for (int mask = -1; mask < (1 << (2 * dims)); ++mask) {  // -1: core_range
+            if (dims == 2 && nz != 1) continue;
+            GridDesc g;
+            g.dims = dims;
+            g.nx = nx, g.ny = ny, g.nz = nz;
+            BoundaryFaces faces{};
+            for (int f = 0; f < 2 * dims; ++f)
+              faces[f].type =
+                  mask >= 0 && (mask >> f) & 1 ? BoundaryType::Exchange : BoundaryType::Dirichlet;
+            const CellRange core = mask < 0 ? core_range(g) : exchange_core_range(g, faces);
+            if (mask >= 0)  // the core reads no ghost of an Exchange face
+              for (int f = 0; f < 2 * dims; ++f) {
+                const int a = f / 2, n = a == 0 ? nx : a == 1 ? ny : nz;
+                if (faces[f].type != BoundaryType::Exchange || core.empty()) continue;
+                CHECK(f % 2 == 0 ? core.lo[a] >= 1 : core.hi[a] <= n - 1,
+                      "{}D {}x{}x{} mask {}: core touches Exchange face {}", dims, nx, ny, nz, mask,
+                      f);
+              }
+            std::vector<CellRange> ranges = shell_ranges(g, core);
+            ranges.push_back(core);
+            std::vector<int> hits(g.padded_size(), 0);
+            for (const CellRange& r : ranges)
+              for (int k = r.lo[2]; k < r.hi[2]; ++k)
+                for (int j = r.lo[1]; j < r.hi[1]; ++j)
+                  for (int i = r.lo[0]; i < r.hi[0]; ++i) ++hits[g.index(i, j, k)];
+            int bad = 0;
+            for (int k = 0; k < (dims == 3 ? nz : 1); ++k)
+              for (int j = 0; j < ny; ++j)
+                for (int i = 0; i < nx; ++i) bad += hits[g.index(i, j, k)] != 1;
+            CHECK(bad == 0, "{}D {}x{}x{}: {} cells not covered exactly once", dims, nx, ny, nz,
+                  bad);
+            CpuBackend<double> b;
+            std::vector<double> u(g.padded_size()), f(g.padded_size()), a(g.padded_size(), 0),
+                c2(g.padded_size(), 0);
+            for (std::size_t i = 0; i < u.size(); ++i)
+              u[i] = std::sin(0.37 * double(i)), f[i] = std::cos(double(i));
+            const StencilCoeffs<double> c = heat_coeffs<double>(g, 0.9, 1e-3);
+            b.stencil(u.data(), a.data(), f.data(), g, c);
+            for (const CellRange& r : ranges)
+              CHECK(b.stencil_region(u.data(), c2.data(), f.data(), g, c, r),
+                    "cpu supports regions");
+            std::string where;
+            CHECK(bitwise_equal(a, c2, &where), "{}D {}x{}x{}: split sweep differs: {}", dims, nx,
+                  ny, nz, where);
+          }
 }
 
 void test_equivalence() {

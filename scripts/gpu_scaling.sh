@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# MPI scaling over the GPUs of one node (one rank per GPU, decomposition along z), heat
+# 3D float, output off (inputs/bench512.yaml with overrides):
+#   weak:   512^3 cells per GPU, 1000 steps
+#   strong: 1024^3 cells in all, 300 steps
+# For every multi-GPU run, time per step is split into compute (a 1-GPU run of the same
+# local block, no exchange) and the rest (halo exchange and whatever overlap did not hide),
+# for each halo transport with overlap on and off.
+#   scripts/gpu_scaling.sh <heatsolve> [max GPUs] [work dir]
+# Prints one table (markdown) last; the summaries stay under the work dir.
+set -uo pipefail
+HS=$(realpath "$1")
+NG=${2:-$(nvidia-smi -L | wc -l)}
+WORK=${3:-/tmp/scaling}
+DECK=$(realpath inputs/bench512.yaml)
+PYTHON=${PYTHON:-python3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4
+export NCCL_NVLS_ENABLE=0
+mkdir -p "$WORK"
+
+run() {  # run <label> <ranks> <nx> <ny> <nz> <steps> [--set ...]
+  local label=$1 np=$2 nx=$3 ny=$4 nz=$5 steps=$6
+  shift 6
+  local dir="$WORK/$label"
+  rm -rf "$dir"
+  local cmd=("$HS" run "$DECK" -q --set output.directory="$dir" --set output.formats=[]
+    --set "grid.cells=[$nx,$ny,$nz]" --set time.steps="$steps" "$@")
+  if [ "$np" -gt 1 ]; then
+    cmd=(mpirun --bind-to none -np "$np" "${cmd[@]}" --set "execution.decomposition=[1,1,$np]")
+  fi
+  timeout 300 "${cmd[@]}" >"$dir.log" 2>&1 || echo "$label: rc=$? $(tail -2 "$dir.log")"
+  echo "$label" >>"$WORK/labels"
+}
+
+rm -f "$WORK/labels"
+run weak_1 1 512 512 512 1000
+run strong_1 1 1024 1024 1024 300
+for np in 2 4 8; do
+  [ "$np" -le "$NG" ] || continue
+  run "strong_compute_$np" 1 1024 1024 $((1024 / np)) 300
+  for halo in ipc staged; do
+    for overlap in true false; do
+      run "weak_${np}_${halo}_$overlap" "$np" 512 512 $((512 * np)) 1000 \
+        --set execution.halo=$halo --set execution.overlap=$overlap
+      run "strong_${np}_${halo}_$overlap" "$np" 1024 1024 1024 300 \
+        --set execution.halo=$halo --set execution.overlap=$overlap
+    done
+  done
+done
+
+"$PYTHON" - "$WORK" <<'EOF'
+import json, os, sys
+work = sys.argv[1]
+S = {}
+for label in open(os.path.join(work, "labels")).read().split():
+    try:
+        S[label] = json.load(open(os.path.join(work, label, "summary.json")))
+    except Exception:
+        pass
+def ms(label):  # ms per step of the time loop
+    s = S.get(label)
+    return 1e3 * s["wall_seconds"] / s["steps"] if s else float("nan")
+def gpts(label):
+    s = S.get(label)
+    return s["points_per_second"] / 1e9 if s else float("nan")
+print("| run | GPUs | halo | overlap | ms/step | GPt/s | compute ms/step | rest ms/step | efficiency |")
+print("|---|---|---|---|---|---|---|---|---|")
+print(f"| weak 512^3/GPU | 1 | - | - | {ms('weak_1'):.3f} | {gpts('weak_1'):.1f} | {ms('weak_1'):.3f} | 0 | 100% |")
+print(f"| strong 1024^3 | 1 | - | - | {ms('strong_1'):.3f} | {gpts('strong_1'):.1f} | {ms('strong_1'):.3f} | 0 | 1.00x |")
+for np_ in (2, 4, 8):
+    for kind in ("weak", "strong"):
+        base = ms("weak_1") if kind == "weak" else ms(f"strong_compute_{np_}")
+        for halo in ("ipc", "staged"):
+            for ov in ("true", "false"):
+                label = f"{kind}_{np_}_{halo}_{ov}"
+                if label not in S:
+                    continue
+                t = ms(label)
+                got = S[label].get("halo_transport", "?")
+                eff = (f"{100 * ms('weak_1') / t:.0f}%" if kind == "weak"
+                       else f"{ms('strong_1') / t:.2f}x")
+                name = "weak 512^3/GPU" if kind == "weak" else "strong 1024^3"
+                print(f"| {name} | {np_} | {got} | {ov} | {t:.3f} | {gpts(label):.1f} | "
+                      f"{base:.3f} | {t - base:.3f} | {eff} |")
+EOF
