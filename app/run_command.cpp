@@ -212,6 +212,7 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
     tick();
     inner_->begin(backend, u);
   }
+  void send(Backend<T>& backend) override { inner_->send(backend); }
   void finish(Backend<T>& backend, T* u) override { inner_->finish(backend, u); }
   std::string transport() const override { return inner_->transport(); }
 

@@ -118,6 +118,11 @@ class Backend {
   }
 
   virtual void synchronize() {}
+  // A point in the backend's work order that the host can wait for without also waiting for
+  // the work queued after it (CUDA: an event), e.g. a packed halo while the core sweep that
+  // was queued behind it runs. One mark at a time. Default: work is synchronous.
+  virtual void mark() {}
+  virtual void wait_mark() {}
 
   // Copies n values from src to dst, in order with the backend's other work (asynchronous on
   // a device backend). dst may be memory of another device mapped into this process (CUDA

@@ -36,10 +36,15 @@ class HaloExchanger {
  public:
   virtual ~HaloExchanger() = default;
   virtual void exchange(Backend<T>& backend, T* u) = 0;
-  // Split form, to overlap the messages with computation: begin() starts the exchange;
-  // until finish() returns, u's interior must not change and its Exchange ghosts must not be
-  // read. The defaults do the whole exchange in begin().
+  // Split form, to overlap the messages with computation: begin() posts the receives and
+  // queues the packing of u's boundary layers (in the backend's order, without waiting);
+  // send() waits for the packing alone and sends; finish() waits and unpacks into u's
+  // ghosts. Between begin() and finish() u's boundary layers must not change and its
+  // Exchange ghosts must not be read; work queued after begin() (e.g. the core of a sweep
+  // writing u's other cells) proceeds while the host waits in send(). The defaults do the
+  // whole exchange in begin().
   virtual void begin(Backend<T>& backend, T* u) { exchange(backend, u); }
+  virtual void send(Backend<T>& backend) { (void)backend; }
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }

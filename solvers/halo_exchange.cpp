@@ -203,18 +203,15 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   for (Face& f : faces_) {
     if (f.peer == MPI_PROC_NULL) continue;
     f.send = backend.allocate(f.cells);
-    f.recv = backend.allocate(f.cells);
+    for (auto& r : f.recv) r = backend.allocate(f.cells);
     if (transport_ == Transport::Staged) {
       f.host_send = HostBuffer<T>(f.cells);
-      f.host_recv = HostBuffer<T>(f.cells);
-    } else {
-      f.host_send = HostBuffer<T>();
-      f.host_recv = HostBuffer<T>();
+      for (auto& h : f.host_recv) h = HostBuffer<T>(f.cells);
     }
   }
   // Every rank takes the same branch (same deck, same MPI library), so the collective calls
   // in setup_ipc are made by all ranks.
-  if (try_ipc) setup_ipc(backend);
+  if (try_ipc) setup_ipc();
   if (mode_ == HaloMode::Ipc)
     for (const Face& f : faces_)
       if (f.peer != MPI_PROC_NULL && !(f.ipc_send && f.ipc_recv))
@@ -229,7 +226,7 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
 // Both neighbours of a face agree on IPC for each direction: each exports its two receive
 // buffers, the other maps them when it shares the node, and tells whether it could.
 template <typename T>
-void MpiHaloExchanger<T>::setup_ipc(Backend<T>& backend) {
+void MpiHaloExchanger<T>::setup_ipc() {
 #ifdef HEATSOLVE_HAVE_CUDA
   constexpr int kTagHandles = 1000, kTagMapped = 2000;  // + the sender's face
   MPI_Comm node = MPI_COMM_NULL;
@@ -249,10 +246,8 @@ void MpiHaloExchanger<T>::setup_ipc(Backend<T>& backend) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
     mine[f].ok = 1;
-    for (int b = 0; b < 2; ++b) {
-      face.recv_ipc[b] = backend.allocate(face.cells);  // its own cudaMalloc: exportable
-      mine[f].ok &= cuda_ipc_export(face.recv_ipc[b]->data(), &mine[f].handles[b]) ? 1 : 0;
-    }
+    for (int b = 0; b < 2; ++b)  // each recv buffer is its own cudaMalloc: exportable
+      mine[f].ok &= cuda_ipc_export(face.recv[b]->data(), &mine[f].handles[b]) ? 1 : 0;
   }
   {
     MpiRequests reqs;
@@ -296,17 +291,12 @@ void MpiHaloExchanger<T>::setup_ipc(Backend<T>& backend) {
     reqs.wait_all();
   }
   for (int f = 0; f < 6; ++f) {
-    Face& face = faces_[f];
-    face.ipc_send = mapped[f] != 0;
-    face.ipc_recv = peer_mapped[f] != 0;
-    if (!face.ipc_recv)
-      for (auto& b : face.recv_ipc) b.reset();
+    faces_[f].ipc_send = mapped[f] != 0;
+    faces_[f].ipc_recv = peer_mapped[f] != 0;
   }
   MPI_Group_free(&node_group);
   MPI_Group_free(&world_group);
   MPI_Comm_free(&node);
-#else
-  (void)backend;
 #endif
 }
 
@@ -323,14 +313,11 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    if (face.ipc_recv) {
-      check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, face.peer, f ^ 1, comm_, requests_.add()),
-                "MPI_Irecv");
-      continue;
-    }
-    T* dst = staged ? face.host_recv.data() : face.recv->data();
-    check_mpi(MPI_Irecv(dst, int(face.cells), type, face.peer, f ^ 1, comm_, requests_.add()),
-              "MPI_Irecv");
+    T* dst = face.ipc_recv ? nullptr
+             : staged      ? face.host_recv[parity_].data()
+                           : face.recv[parity_]->data();
+    const int count = face.ipc_recv ? 0 : int(face.cells);
+    check_mpi(MPI_Irecv(dst, count, type, face.peer, f ^ 1, comm_, requests_.add()), "MPI_Irecv");
   }
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
@@ -338,42 +325,44 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
     backend.pack_face(u, g_, f, face.send->data());
     if (face.ipc_send)
       backend.copy_values(face.remote[parity_].get(), face.send->data(), face.cells);
+    else if (staged)
+      backend.copy_values(face.host_send.data(), face.send->data(), face.cells);
   }
-  // Packed (and copied into the neighbours' buffers) before MPI or the host reads them.
-  if (transport_ != Transport::Host) backend.synchronize();
+  backend.mark();
+  in_flight_ = u;
+  sent_ = false;
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::send(Backend<T>& backend) {
+  if (!in_flight_ || sent_) return;
+  sent_ = true;
+  backend.wait_mark();  // packed and copied; the work queued since goes on
+  const bool staged = transport_ == Transport::Staged;
+  const MPI_Datatype type = mpi_type<T>();
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    if (face.ipc_send) {
-      check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, face.peer, f, comm_, requests_.add()), "MPI_Isend");
-      continue;
-    }
-    const T* src = face.send->data();
-    if (staged) {
-      face.send->copy_to_host(face.host_send.data());
-      src = face.host_send.data();
-    }
-    check_mpi(MPI_Isend(src, int(face.cells), type, face.peer, f, comm_, requests_.add()),
-              "MPI_Isend");
+    const T* src = face.ipc_send ? nullptr : staged ? face.host_send.data() : face.send->data();
+    const int count = face.ipc_send ? 0 : int(face.cells);
+    check_mpi(MPI_Isend(src, count, type, face.peer, f, comm_, requests_.add()), "MPI_Isend");
   }
-  in_flight_ = u;
 }
 
 template <typename T>
 void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
   if (active_faces() == 0) return;
   if (in_flight_ != u) throw std::logic_error("halo exchange: finish() without matching begin()");
+  send(backend);
   requests_.wait_all();
   in_flight_ = nullptr;
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    if (face.ipc_recv) {
-      backend.unpack_face(u, g_, f, face.recv_ipc[parity_]->data());
-      continue;
-    }
-    if (transport_ == Transport::Staged) face.recv->copy_from_host(face.host_recv.data());
-    backend.unpack_face(u, g_, f, face.recv->data());
+    T* recv = face.recv[parity_]->data();
+    if (!face.ipc_recv && transport_ == Transport::Staged)
+      backend.copy_values(recv, face.host_recv[parity_].data(), face.cells);
+    backend.unpack_face(u, g_, f, recv);
   }
   parity_ ^= 1;
 }
@@ -381,7 +370,7 @@ void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
 template <typename T>
 void MpiHaloExchanger<T>::exchange(Backend<T>& backend, T* u) {
   begin(backend, u);
-  finish(backend, u);
+  finish(backend, u);  // sends first
 }
 
 template class HostBuffer<float>;

@@ -10,10 +10,12 @@
 //   cuda-aware  device memory handed to MPI directly (needs MPIX_Query_cuda_support())
 //   ipc         ranks of one node: each rank maps its neighbour's receive buffers (CUDA
 //               IPC) and copies the packed face into them device to device; MPI carries
-//               only an empty message that says "your halo is there". Receive buffers are
-//               double-buffered by exchange parity, so a neighbour one exchange ahead never
-//               overwrites a face not yet unpacked (the empty message is sent after the
-//               sender's stream, which holds its previous unpack, has drained).
+//               only an empty message that says "your halo is there".
+// Receive buffers (device and host) alternate by exchange parity: a neighbour one exchange
+// ahead writes the other buffer, and two exchanges ahead it cannot be, because its
+// exchange n+2 starts after it received this rank's exchange n+1, which this rank sends
+// only once its queued work up to the unpack of exchange n is done (send() waits for the
+// backend's mark, queued after that unpack).
 // HaloMode::Auto picks cuda-aware when the MPI library reports CUDA support, else ipc for
 // every face whose neighbour is on this node and whose buffers map, else staged (decided per
 // face by both neighbours at the first exchange); HaloMode::Ipc is the same without
@@ -88,12 +90,15 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   // The decomposition must outlive the exchanger (its communicator is used).
   MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode);
 
-  // begin() then finish().
+  // begin(), send(), finish().
   void exchange(Backend<T>& backend, T* u) override;
-  // Posts the receives, packs and sends every Exchange face of u. u's interior must not
-  // change and its Exchange ghosts must not be read until finish().
+  // Posts the receives and queues, in the backend's order, the packing of every Exchange
+  // face of u and its copy to the neighbour (IPC) or to pinned host memory (staged).
   void begin(Backend<T>& backend, T* u) override;
-  // Waits for the messages and unpacks them into the ghost layers of u.
+  // Waits for what begin() queued (not for work queued after it) and sends.
+  void send(Backend<T>& backend) override;
+  // Sends if not yet done, waits for the messages and queues their unpacking into the ghost
+  // layers of u.
   void finish(Backend<T>& backend, T* u) override;
 
   // "host", "staged", "cuda-aware", "ipc", "ipc+staged" (some faces each), or "none" before
@@ -120,16 +125,17 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   struct Face {
     int peer = MPI_PROC_NULL;
     std::size_t cells = 0;
-    std::unique_ptr<Array<T>> send, recv;  // backend memory space
-    HostBuffer<T> host_send, host_recv;    // staged transport only
-    // IPC: ipc_send = this rank copies into the neighbour's mapped buffers; ipc_recv = the
-    // neighbour copies into recv_ipc[parity]. Decided per direction at set-up.
+    std::unique_ptr<Array<T>> send;                 // backend memory space
+    std::array<std::unique_ptr<Array<T>>, 2> recv;  // by parity; each its own allocation
+    HostBuffer<T> host_send;                        // staged transport only
+    std::array<HostBuffer<T>, 2> host_recv;         // staged transport only, by parity
+    // IPC: ipc_send = this rank copies into the neighbour's mapped recv buffers (remote);
+    // ipc_recv = the neighbour copies into this rank's recv. Decided per direction.
     bool ipc_send = false, ipc_recv = false;
-    std::array<std::unique_ptr<Array<T>>, 2> recv_ipc;
     std::array<IpcMapping, 2> remote;
   };
   void setup(Backend<T>& backend);
-  void setup_ipc(Backend<T>& backend);
+  void setup_ipc();
 
   MPI_Comm comm_;
   GridDesc g_;
@@ -138,7 +144,8 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
   Transport transport_ = Transport::None;
   T* in_flight_ = nullptr;  // u between begin() and finish()
-  int parity_ = 0;          // exchange count mod 2: which IPC receive buffer is in use
+  bool sent_ = false;       // send() done for the exchange in flight
+  int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
   MpiRequests requests_;
 };
 

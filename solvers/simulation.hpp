@@ -23,9 +23,13 @@ class Simulation {
   RunResult run_poisson();
   RunResult run_anderson();
   double poisson_residual(T* u, const T* f, double f_norm, const T* previous);
-  void fill_ghosts(T* u);  // halo exchange, then physical boundaries
-  // out = stencil(u) with u's ghosts filled first; with execution.overlap and peers, the
-  // core that reads no ghost is computed while the halo messages travel.
+  // Halo exchange (finishing the one in flight for u, if any), then physical boundaries.
+  void fill_ghosts(T* u);
+  // Completes a halo exchange left in flight by sweep() (before the run ends, or before
+  // another buffer's exchange).
+  void settle();
+  // out = stencil(u) with u's ghosts filled first; with execution.overlap and peers, out's
+  // halos are sent while its core is computed and left in flight (pending_ = out).
   void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c);
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;
@@ -53,6 +57,7 @@ class Simulation {
   std::string kernel_;
   HaloExchanger<T>* exchanger_ = nullptr;
   bool overlap_ = false;  // execution.overlap and at least one Exchange face
+  T* pending_ = nullptr;  // buffer whose halo exchange sweep() left in flight
   CellRange core_;
   std::vector<CellRange> shell_;
   Reducer serial_reducer_;

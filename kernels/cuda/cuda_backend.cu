@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
@@ -278,6 +279,13 @@ class CudaBackend final : public Backend<T> {
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void mark() override {
+    if (!mark_) mark_ = std::make_unique<CudaEvent>();
+    CUDA_CHECK(cudaEventRecord(mark_->get(), stream_));
+  }
+  void wait_mark() override {
+    if (mark_) CUDA_CHECK(cudaEventSynchronize(mark_->get()));
+  }
   void copy_values(T* dst, const T* src, std::size_t n) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream_));
   }
@@ -425,6 +433,19 @@ class CudaBackend final : public Backend<T> {
   ReductionWorkspace reduce_ws_;  // allocated once, grows on demand
   TallSkinnyWorkspace gram_ws_;
   cudaStream_t stream_ = nullptr;  // the legacy default stream: ordered with cudaMemcpy
+  // mark() / wait_mark(): an event without timing (cheaper to record and wait for).
+  class CudaEvent {
+   public:
+    CudaEvent() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+    ~CudaEvent() { cudaEventDestroy(e_); }
+    CudaEvent(const CudaEvent&) = delete;
+    CudaEvent& operator=(const CudaEvent&) = delete;
+    cudaEvent_t get() const { return e_; }
+
+   private:
+    cudaEvent_t e_ = nullptr;
+  };
+  std::unique_ptr<CudaEvent> mark_;
 };
 
 }  // namespace cuda
