@@ -119,15 +119,18 @@ if [[ -z ${DISPLAY:-} ]] && command -v Xvfb >/dev/null 2>&1; then
     stop_xvfb
   fi
 fi
+# On a loaded machine Xlib's connection to the virtual X server can fail transiently (VTK:
+# "bad X server connection. Aborting."): retry with back-off.
 render() {
   local out=$1 attempt
   shift
-  for attempt in 1 2 3; do
+  for attempt in 1 2 3 4 5; do
     rm -f "$out"
     pvbatch --force-offscreen-rendering "$post/render_step.py" "$@" --out "$out" \
       >"$work/render.log" 2>&1 && return 0
     echo "  render attempt $attempt failed:"
-    grep -v '0x' "$work/render.log" | grep -v '^ *$' | tail -3
+    grep -E "ERR\||Error|error" "$work/render.log" | grep -v '0x[0-9a-f]* ' | tail -2
+    sleep $((2 * attempt))
   done
   return 1
 }
