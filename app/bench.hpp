@@ -6,8 +6,9 @@
 
 namespace heatsolve {
 
-// Prints the table (or JSON with `json`) of every stencil variant at size^dims; returns the
-// process exit code.
-int run_stencil_bench(int size, int dims, const std::string& precision, bool json);
+// Prints the table (or JSON with `json`) of every stencil variant at size^dims (each compiled
+// block shape with `all_shapes`, else the defaults); returns the process exit code.
+int run_stencil_bench(int size, int dims, const std::string& precision, bool json,
+                      bool all_shapes = false);
 
 }  // namespace heatsolve

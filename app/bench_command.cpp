@@ -13,6 +13,8 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--precision", o.precision, "float or double")
       ->check(CLI::IsMember({"float", "double"}));
   cmd->add_flag("--json", o.json, "machine-readable output");
+  cmd->add_flag("--all-shapes", o.all_shapes,
+                "stencils: time every compiled block shape (execution.block), not only defaults");
   cmd->add_flag("--reductions", o.reductions, "benchmark the reduction ladder (and CUB)");
   cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
   cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
@@ -23,7 +25,7 @@ int bench_command(const BenchOptions& o) {
   if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
   if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
   const int size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
-  return run_stencil_bench(size, o.dims, o.precision, o.json);
+  return run_stencil_bench(size, o.dims, o.precision, o.json, o.all_shapes);
 }
 
 }  // namespace heatsolve

@@ -11,8 +11,10 @@
 
 namespace heatsolve {
 
-int run_stencil_bench(int size, int dims, const std::string& precision, bool json) {
+int run_stencil_bench(int size, int dims, const std::string& precision, bool json,
+                      bool all_shapes) {
 #ifndef HEATSOLVE_HAVE_CUDA
+  (void)all_shapes;
   (void)size;
   (void)dims;
   (void)precision;
@@ -27,6 +29,7 @@ int run_stencil_bench(int size, int dims, const std::string& precision, bool jso
     o.size = size;
     o.dims = dims;
     o.precision = precision;
+    o.all_shapes = all_shapes;
     const std::vector<StencilBenchRow> rows = bench_stencils(o);
     if (rows.empty()) {
       fmt::print(stderr, "heatsolve bench: no variant ran\n");

@@ -17,6 +17,7 @@ struct BenchOptions {
   bool json = false;
   bool reductions = false;
   bool gemm = false;
+  bool all_shapes = false;  // stencil bench: every compiled block shape, not only the defaults
   std::size_t reduction_elements = std::size_t(1) << 28;
   int gemm_max_size = 8192;
 };

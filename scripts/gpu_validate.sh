@@ -51,7 +51,7 @@ if want bench; then
   {
     for spec in "512 3 float" "512 3 double" "8192 2 float" "8192 2 double"; do
       set -- $spec
-      timeout 120 "$HS" bench --size "$1" --dims "$2" --precision "$3"
+      timeout 150 "$HS" bench --size "$1" --dims "$2" --precision "$3" --all-shapes
     done
     timeout 120 "$HS" bench --reductions --precision float
     timeout 120 "$HS" bench --reductions --precision double
