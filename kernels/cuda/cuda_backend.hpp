@@ -25,11 +25,13 @@ enum class StencilVariant {
   Streaming25D,    // "2.5d"               (two shared slices, old/new swap)
   SingleSlice25D,  // "2.5d-single-slice"  (one shared slice, running partial sums)
   Register25D,     // "2.5d-register"      (ours: no shared memory, y register blocking, prefetch)
+  Async25D,        // "2.5d-async"         (ours: cp.async ring of planes in shared memory)
 };
 
-inline constexpr std::array<StencilVariant, 6> kAllStencilVariants{
+inline constexpr std::array<StencilVariant, 7> kAllStencilVariants{
     StencilVariant::Naive,        StencilVariant::Shared,         StencilVariant::NonDivergent,
-    StencilVariant::Streaming25D, StencilVariant::SingleSlice25D, StencilVariant::Register25D};
+    StencilVariant::Streaming25D, StencilVariant::SingleSlice25D, StencilVariant::Register25D,
+    StencilVariant::Async25D};
 
 const char* stencil_variant_name(StencilVariant v);
 // Parses a variant name; std::nullopt for unknown names (and for "auto").
@@ -37,7 +39,8 @@ std::optional<StencilVariant> parse_stencil_variant(const std::string& name);
 
 // Block shapes [bx, by, bz] a variant is compiled for, in this dimension (the first is the
 // default). For the streaming variants bz is the number of z planes (2D: y rows) a block
-// walks, 0 = chosen from the grid; for 2.5d-register by counts threads, each owning 4 rows.
+// walks, 0 = chosen from the grid; for 2.5d-register and 2.5d-async by counts threads, each
+// owning several rows (StencilShape::ry).
 std::vector<std::array<int, 3>> stencil_block_shapes(StencilVariant v, int dims);
 
 }  // namespace heatsolve

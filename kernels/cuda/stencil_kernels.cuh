@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/cuda/cuda_check.cuh"
@@ -480,6 +481,190 @@ __global__ void __launch_bounds__(BX* BY, MINB)
     }
   }
 #undef HS_LOAD_PLANE
+}
+
+// ---- rung 7 (ours): 2.5d-async ------------------------------------------------------------
+// The register rung is limited by bytes in flight: its prefetch ring costs registers, which
+// caps resident warps. Here the ring lives in shared memory and is filled by cp.async
+// (LDGSTS: global -> shared without passing through registers), so the loads in flight per
+// block are (S - 2) whole planes for a few registers per thread.
+//   - A block of TX x BY threads owns a TX x TY tile of the plane (TY = BY*RY rows; 3D) or a
+//     TX-wide x segment (2D) and walks `chunk` planes of the stream axis.
+//   - Ring of S stages; a stage holds one plane of the tile INCLUDING its one-cell halo
+//     ((TX+2) x (TY+2), corners included: whole row segments copy as runs). Computing plane
+//     k reads the stages of planes k and k+1 (k-1 is in registers); plane k+S-1 is issued
+//     into the stage of plane k-1 just before, so S-2 planes are in flight while computing.
+//     One barrier per plane (see the loop for why it also covers the overwritten stage).
+//   - Copies are CB bytes wide where both addresses allow: the stage's row pitch is congruent
+//     to the global row stride modulo the vector width, and each plane starts at the global
+//     phase of its first element, so every row's aligned vector chunks are aligned in both
+//     memories; partial chunks at the row ends copy element-wise. CB = sizeof(T): scalar.
+//   - Thread (tx, ty) computes column tx of rows ty*RY .. ty*RY+RY-1: x neighbours and the
+//     rows just above/below its strip from the stage, rows inside its strip from its own
+//     registers, stream neighbours from registers (previous, current plane) and the next
+//     stage (next plane). Threads past the grid copy, wait and compute, but store nothing.
+template <typename T, int DIM, int TX, int TY, int S, int CB>
+struct AsyncTile {
+  static constexpr int V = CB > int(sizeof(T)) ? CB / int(sizeof(T)) : 1;  // elements per copy
+  static constexpr int W = TX + 2;                                         // staged row width
+  static constexpr int ROWS = DIM == 3 ? TY + 2 : 1;                       // staged rows
+  static constexpr int PITCH_MAX = W + V - 1;  // row pitch: >= W, congruent to the row stride
+  // One stage: up to V-1 elements of plane phase, ROWS rows; a multiple of V so that every
+  // stage starts vector-aligned.
+  static constexpr int STAGE = (V - 1 + ROWS * PITCH_MAX + V - 1) / V * V;
+  static constexpr int CHUNKS = (W + 2 * (V - 1)) / V;  // vector chunks touching one row
+  static constexpr int OPS = ROWS * CHUNKS;             // copy operations per plane
+  static constexpr std::size_t SMEM_BYTES = std::size_t(S) * STAGE * sizeof(T);
+  static_assert(V == 1 || V == 2 || V == 4, "copies of 1, 2 or 4 elements");
+  static_assert(V * sizeof(T) <= 16, "cp.async copies at most 16 bytes");
+};
+
+// cp.async of BYTES (4, 8 or 16) from global to shared; 16-byte copies bypass L1 (.cg).
+template <int BYTES>
+__device__ __forceinline__ void cp_async(std::uint32_t dst_shared, const void* src_global) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  const std::size_t src = __cvta_generic_to_global(src_global);
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst_shared), "l"(src)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst_shared), "l"(src),
+                 "n"(BYTES)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Waits until at most N of this thread's most recent groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <typename T, int DIM, int TX, int BY, int RY, int S, int CB, int MINB>
+__global__ void __launch_bounds__(TX* BY, MINB)
+    stencil_async_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                         StreamGeom g, StencilCoeffs<T> c, int chunk) {
+  static_assert(DIM == 3 || (BY == 1 && RY == 1), "2D tiles are one row");
+  static_assert(S >= 3, "two stages are read while at least one is in flight");
+  constexpr int TY = DIM == 3 ? BY * RY : 1;
+  using Tile = AsyncTile<T, DIM, TX, TY, S, CB>;
+  constexpr int V = Tile::V, W = Tile::W, STAGE = Tile::STAGE, CHUNKS = Tile::CHUNKS;
+  constexpr int NT = TX * BY, OPS = Tile::OPS, OPS_PER_THREAD = (OPS + NT - 1) / NT;
+  extern __shared__ __align__(16) unsigned char async_smem[];
+  T* const ring = reinterpret_cast<T*>(async_smem);
+  const std::uint32_t ring_shared = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+
+  const int tx = threadIdx.x, ty = DIM == 3 ? int(threadIdx.y) : 0, t = tx + TX * ty;
+  const int x0 = blockIdx.x * TX, y0 = DIM == 3 ? int(blockIdx.y) * TY : 0;
+  const int ex = min(TX, g.nx - x0), ey = DIM == 3 ? min(TY, g.ny_plane - y0) : 1;
+  const int wrow = ex + 2, rows = DIM == 3 ? ey + 2 : 1;  // staged extent of this tile
+  const int k0 = blockIdx.z * chunk, k1 = min(k0 + chunk, g.ns);
+  const int planes = k1 - k0 + 2;  // staged planes k0-1 .. k1 (k1 <= ns: a ghost plane at most)
+  // Staged cell (-1, -1) of plane k0-1 (3D; 2D: cell -1 of row k0-1).
+  const std::int64_t corner =
+      g.origin + (x0 - 1) + (DIM == 3 ? g.sy * (y0 - 1) : 0) + g.ss * std::int64_t(k0 - 1);
+  // Row pitch congruent to the global row stride modulo V (V is a power of two).
+  const int pitch = DIM == 3 && V > 1 ? W + int((std::uint32_t(g.sy) - W) & (V - 1)) : W;
+  // Phase (element address modulo V) of staged plane q's first cell; the stage stores it at
+  // that offset so that shared and global addresses agree modulo V.
+  const std::uint32_t phase0 =
+      std::uint32_t(reinterpret_cast<std::uintptr_t>(u) / sizeof(T)) + std::uint32_t(corner);
+  const auto phase = [&](int q) -> int {
+    return V == 1 ? 0 : int((phase0 + std::uint32_t(q) * std::uint32_t(g.ss)) & (V - 1));
+  };
+
+  // Staged plane q into ring stage `st`: row segments of wrow elements, split into vector
+  // chunks aligned in both memories; chunks cut by a row end copy element-wise.
+  const auto issue = [&](int q, int st) {
+    const T* const plane = u + corner + g.ss * q;
+    const int ph = phase(q);
+#pragma unroll
+    for (int n = 0; n < OPS_PER_THREAD; ++n) {
+      const int op = t + n * NT;
+      const int row = op / CHUNKS, ch = op - row * CHUNKS;
+      if (op >= OPS || row >= rows) continue;
+      const int srow = ph + row * pitch;         // stage offset of the row's cell 0
+      const int e0 = ch * V - (srow & (V - 1));  // first row element of the chunk
+      const T* src = plane + (DIM == 3 ? g.sy * row : 0);
+      const std::uint32_t dst = ring_shared + std::uint32_t(sizeof(T) * (st * STAGE + srow));
+      if (e0 >= 0 && e0 + V <= wrow) {
+        cp_async<V * sizeof(T)>(dst + std::uint32_t(sizeof(T) * e0), src + e0);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (e0 + v >= 0 && e0 + v < wrow)
+            cp_async<sizeof(T)>(dst + std::uint32_t(sizeof(T) * (e0 + v)), src + (e0 + v));
+      }
+    }
+  };
+
+  // Prologue: planes 0 .. S-1 into stages 0 .. S-1, one group each (empty past the chunk, so
+  // that every thread counts the same groups).
+#pragma unroll 1
+  for (int q = 0; q < S; ++q) {
+    if (q < planes) issue(q, q);
+    cp_async_commit();
+  }
+  // Stage offset of this thread's cell in row 0 of its strip (staged row ty*RY + 1).
+  const int me = (DIM == 3 ? (ty * RY + 1) * pitch : 0) + tx + 1;
+  T prev[RY], curr[RY];    // this thread's cells in planes k-1 and k (stream neighbour, centre)
+  cp_async_wait<S - 2>();  // planes 0 and 1 have landed (this thread's copies)
+  __syncthreads();         // ... and everyone's
+  {
+    const T* s0 = ring + phase(0) + me;
+    const T* s1 = ring + STAGE + phase(1) + me;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      prev[r] = s0[r * pitch];
+      curr[r] = s1[r * pitch];
+    }
+  }
+
+  const bool col_in = tx < ex;
+  std::int64_t orow = g.origin + x0 + tx + (DIM == 3 ? g.sy * (y0 + ty * RY) : 0) + g.ss * k0;
+  int cur = 1, nxt = 2, free_stage = 0;  // stages of planes q, q+1, q-1
+  for (int q = 1; q + 1 < planes; ++q, orow += g.ss) {
+    // Before the wait, S + q - 1 groups are committed; plane q+1 is group q+1.
+    cp_async_wait<S - 3>();
+    // One barrier per plane: (a) plane q+1's copies by all threads are visible; (b) every
+    // thread has finished iteration q-1 (its last reads of stage `free_stage`, plane q-1), so
+    // the copy issued below may overwrite that stage.
+    __syncthreads();
+    if (q + S - 1 < planes) issue(q + S - 1, free_stage);
+    cp_async_commit();
+
+    const T* sc = ring + cur * STAGE + phase(q) + me;
+    const T* sn = ring + nxt * STAGE + phase(q + 1) + me;
+    T next[RY];
+#pragma unroll
+    for (int r = 0; r < RY; ++r) next[r] = sn[r * pitch];
+    // In-plane y neighbours: the staged rows just outside the strip, own registers inside.
+    T strip_lo = 0, strip_hi = 0;
+    if constexpr (DIM == 3) {
+      strip_lo = sc[-pitch];
+      strip_hi = sc[RY * pitch];
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const T ym = r == 0 ? strip_lo : curr[r - 1];
+      const T yp = r == RY - 1 ? strip_hi : curr[r + 1];
+      const T xm = sc[r * pitch - 1], xp = sc[r * pitch + 1];
+      if (col_in && ty * RY + r < ey) {
+        const std::int64_t idx = orow + g.sy * r;
+        out[idx] = stream_point<DIM>(c, curr[r], xm, xp, ym, yp, prev[r], next[r], f, idx);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      prev[r] = curr[r];
+      curr[r] = next[r];
+    }
+    free_stage = cur;
+    cur = nxt;
+    nxt = nxt + 1 == S ? 0 : nxt + 1;
+  }
+  cp_async_wait<0>();  // nothing real is pending here (only empty groups); leave none behind
 }
 
 // ---- launch helpers ---------------------------------------------------------------------

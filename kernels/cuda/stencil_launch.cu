@@ -5,6 +5,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/cuda/stencil_launch.cuh"
@@ -25,6 +27,8 @@ const char* stencil_variant_name(StencilVariant v) {
       return "2.5d-single-slice";
     case StencilVariant::Register25D:
       return "2.5d-register";
+    case StencilVariant::Async25D:
+      return "2.5d-async";
   }
   return "?";
 }
@@ -44,6 +48,8 @@ std::string StencilShape::str() const {
   if (pd != 0) s << "/pd" << pd;
   if (vx != 1) s << "/vx" << vx;
   if (mb != 0) s << "/mb" << mb;
+  if (st != 0) s << "/st" << st;
+  if (cb != 0) s << "/cb" << cb;
   return s.str();
 }
 
@@ -127,6 +133,48 @@ void launch_register(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
+// 2.5d-async: resident blocks per SM of a kernel instance on the current device (cached per
+// device); the first call also raises the instance's dynamic shared memory limit (needed
+// above 48 KB).
+int async_blocks_per_sm(const void* kernel, int threads, std::size_t smem) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find({kernel, dev});
+  if (it != cache.end()) return it->second;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
+  if (blocks < 1)
+    throw BackendError("a 2.5d-async shape (" + std::to_string(threads) + " threads, " +
+                       std::to_string(smem) +
+                       " bytes of shared memory per block) does not fit on this device");
+  cache.emplace(std::make_pair(kernel, dev), blocks);
+  return blocks;
+}
+
+template <typename T, int DIM, int TX, int BY, int RY, int S, int CB, int MINB>
+void launch_async(const Args<T>& a) {
+  constexpr int TY = DIM == 3 ? BY * RY : 1;
+  constexpr std::size_t smem = AsyncTile<T, DIM, TX, TY, S, CB>::SMEM_BYTES;
+  const auto kernel = stencil_async_kernel<T, DIM, TX, BY, RY, S, CB, MINB>;
+  const int per_sm = async_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
+  const StreamGeom s = stream_geom(a.g);
+  int chunk = a.chunk;
+  if (chunk <= 0) {
+    // At most one wave of resident blocks when the tiles alone do not fill the device: every
+    // block streams as long a chunk as possible (fewer re-read planes, no tail wave).
+    const int tiles = cdiv(s.nx, TX) * cdiv(s.ny_plane, TY);
+    const int slots = per_sm * current_sm_count();
+    if (tiles < slots) chunk = cdiv(s.ns, std::max(1, std::min(slots / tiles, cdiv(s.ns, 16))));
+  }
+  const dim3 grid = stream_grid(s, TX, TY, chunk);
+  kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  CUDA_CHECK_LAUNCH();
+}
+
 // ---- the table of compiled instances ------------------------------------------------------
 struct Entry {
   StencilVariant v;
@@ -150,6 +198,24 @@ using SV = StencilVariant;
     SV::Register25D, D, {X, Y, 0, RY, PD, VX, MB},                             \
         &launch_register<float, D, X, Y, RY, PD, VX, (MB > 0 ? MB : 1)>,       \
         &launch_register<double, D, X, Y, RY, PD, VX, (MB > 0 ? MB : 1)>, ONLY \
+  }
+
+// 2.5d-async: TX x BY threads, RY rows per thread (tile TX x BY*RY), S ring stages, CB bytes
+// per cp.async where aligned, MB minimum resident blocks (register cap; 0 = none).
+// Only the precisions an entry lists are instantiated (the other pointer is null: usable()
+// never selects it).
+template <typename T, int ONLY, int D, int X, int BY, int RY, int S, int CB, int MB>
+constexpr void (*async_launcher())(const Args<T>&) {
+  if constexpr (ONLY == 0 || ONLY == int(sizeof(T)))
+    return &launch_async<T, D, X, BY, RY, S, CB, (MB > 0 ? MB : 1)>;
+  else
+    return nullptr;
+}
+#define HS_ENTRY_ASYNC(D, X, BY, RY, S, CB, MB, ONLY)                 \
+  Entry {                                                             \
+    SV::Async25D, D, {X, BY, 0, RY, 0, 1, MB, S, CB},                 \
+        async_launcher<float, ONLY, D, X, BY, RY, S, CB, MB>(),       \
+        async_launcher<double, ONLY, D, X, BY, RY, S, CB, MB>(), ONLY \
   }
 
 // The first entry per (variant, dims, precision) is the default shape.
@@ -213,11 +279,38 @@ const std::vector<Entry>& table() {
       HS_ENTRY_PD(SV::Register25D, 2, 1024, 1, 0, 1, 4, 0, launch_register, 1024, 1, 1, 4),
       HS_ENTRY_PD(SV::Register25D, 2, 512, 1, 0, 1, 8, 0, launch_register, 512, 1, 1, 8),
       HS_ENTRY_PD(SV::Register25D, 2, 256, 1, 0, 1, 4, 0, launch_register, 256, 1, 1, 4),
+      // 2.5d-async (ours): bx x by threads, ry rows per thread, st ring stages, cb bytes per
+      // cp.async, mb minimum resident blocks
+      // (defaults: float 3D 64x4 ry2 = 64x8 tiles, 8 stages of 16-byte copies, capped at 8
+      // blocks/SM = 32 registers: 8 x 6 planes x 2.6 KB = 127 KB in flight per SM, about what
+      // the copy kernel keeps; double 3D 64x4 ry2 6 stages at 6 blocks/SM, same bytes)
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 6, 8),
+      HS_ENTRY_ASYNC(3, 32, 8, 2, 8, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 32, 8, 1, 12, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 128, 2, 2, 8, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 64, 8, 1, 16, 16, 4, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 4, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 8, 8, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 4, 6, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 0, 4),
+      HS_ENTRY_ASYNC(3, 32, 8, 1, 8, 16, 8, 8),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 8, 5, 8),
+      // 2D: one x row segment per stage, so more stages for the same bytes in flight
+      HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 16, 8, 4),
+      HS_ENTRY_ASYNC(2, 256, 1, 1, 10, 16, 8, 8),
+      HS_ENTRY_ASYNC(2, 256, 1, 1, 24, 16, 8, 4),
+      HS_ENTRY_ASYNC(2, 512, 1, 1, 16, 16, 4, 4),
+      HS_ENTRY_ASYNC(2, 256, 1, 1, 8, 16, 8, 0),
+      HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 4, 8, 4),
+      HS_ENTRY_ASYNC(2, 512, 1, 1, 8, 16, 4, 8),
   };
   return t;
 }
 #undef HS_ENTRY
 #undef HS_ENTRY_PD
+#undef HS_ENTRY_VX
+#undef HS_ENTRY_ASYNC
 
 template <typename T>
 bool usable(const Entry& e, StencilVariant v, int dims) {
@@ -225,7 +318,8 @@ bool usable(const Entry& e, StencilVariant v, int dims) {
 }
 
 bool is_streaming(StencilVariant v) {
-  return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D;
+  return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D ||
+         v == SV::Async25D;
 }
 
 }  // namespace
@@ -271,7 +365,8 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
   for (const Entry& e : table()) {
     if (!usable<T>(e, v, g.dims) || e.shape.bx != shape.bx || e.shape.by != shape.by ||
         e.shape.ry != shape.ry || e.shape.pd != shape.pd || e.shape.vx != shape.vx ||
-        e.shape.mb != shape.mb || (!is_streaming(v) && e.shape.bz != shape.bz))
+        e.shape.mb != shape.mb || e.shape.st != shape.st || e.shape.cb != shape.cb ||
+        (!is_streaming(v) && e.shape.bz != shape.bz))
       continue;
     const Args<T> a{u, out, f, g, c, is_streaming(v) ? shape.bz : 0, stream};
     if constexpr (sizeof(T) == sizeof(float))

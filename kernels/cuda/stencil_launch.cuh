@@ -16,12 +16,14 @@ namespace heatsolve::cuda {
 
 // A compiled tile shape. bx, by, bz: thread-block shape (streaming rungs: bz = planes per
 // block, 0 = chosen from the grid; the block itself is bx x by). ry: rows per thread
-// (2.5d-register in 3D; 1 elsewhere). pd: planes prefetched ahead (2.5d-register; 0 elsewhere).
-// vx: columns per thread (2.5d-register: 2 = vector loads/stores; 1 elsewhere); mb: minimum
-// resident blocks per SM in __launch_bounds__ (a register cap; 0 = none).
+// (2.5d-register and 2.5d-async in 3D; 1 elsewhere). pd: planes prefetched ahead
+// (2.5d-register; 0 elsewhere). vx: columns per thread (2.5d-register: 2 = vector
+// loads/stores; 1 elsewhere); mb: minimum resident blocks per SM in __launch_bounds__ (a
+// register cap; 0 = none). st: stages of the shared-memory ring (2.5d-async; 0 elsewhere);
+// cb: bytes per cp.async where both addresses allow it (2.5d-async: 4, 8, 16; 0 elsewhere).
 struct StencilShape {
-  int bx = 0, by = 0, bz = 0, ry = 1, pd = 0, vx = 1, mb = 0;
-  std::string str() const;  // "32x4x4", "64x4x0/ry4/pd2", "64x4x0/ry4/pd2/vx2"
+  int bx = 0, by = 0, bz = 0, ry = 1, pd = 0, vx = 1, mb = 0, st = 0, cb = 0;
+  std::string str() const;  // "32x4x4", "64x4x0/ry4/pd2", "64x4x0/ry2/mb8/st8/cb16"
 };
 
 // Shapes compiled for a variant in `dims` dimensions and precision T; the first is the default.
