@@ -11,6 +11,8 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -102,9 +104,12 @@ struct Shape {
 TYPED_TEST(CudaGemm, EveryRungMatchesCpuReference) {
   HS_SKIP_WITHOUT_GPU();
   using T = TypeParam;
-  const Shape shapes[] = {{67, 45, 93},  {1, 1, 1},      {130, 257, 33},  {128, 128, 128},
-                          {64, 96, 128}, {130, 260, 36}, {1, 300, 7},     {300, 1, 5},
-                          {33, 17, 0},   {5, 7, 1},      {257, 129, 300}, {256, 256, 8}};
+  // 300x200x131 / 300x200x130: several k-slices (tensor_core: 16 deep, 3-stage ring) and
+  // partial tiles in every dimension, on the 8-byte (odd K) and 16-byte copy paths.
+  const Shape shapes[] = {{67, 45, 93},    {1, 1, 1},      {130, 257, 33},  {128, 128, 128},
+                          {64, 96, 128},   {130, 260, 36}, {1, 300, 7},     {300, 1, 5},
+                          {33, 17, 0},     {5, 7, 1},      {257, 129, 300}, {256, 256, 8},
+                          {300, 200, 131}, {300, 200, 130}};
   for (const Shape& s : shapes) {
     const auto A = random_vector<T>(std::size_t(s.M) * s.K, 1u + s.M);
     const auto B = random_vector<T>(std::size_t(s.K) * s.N, 2u + s.N);
@@ -129,8 +134,9 @@ TYPED_TEST(CudaGemm, EveryRungMatchesCpuReference) {
   }
 }
 
-// Unaligned operands (offset by one element) take the scalar-load path of the fastest rung.
-TYPED_TEST(CudaGemm, RegisterTiledUnalignedPointers) {
+// Unaligned operands (offset by one element) take the scalar-load paths of the register-tiled
+// rung and of the tensor-core rung (8-byte cp.async).
+TYPED_TEST(CudaGemm, FastRungsUnalignedPointers) {
   HS_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   const int M = 100, N = 132, K = 64;
@@ -139,15 +145,17 @@ TYPED_TEST(CudaGemm, RegisterTiledUnalignedPointers) {
   std::vector<double> ref(std::size_t(M) * N), refabs(ref.size());
   heatsolve::cpu::gemm_reference(M, N, K, A.data() + 1, B.data() + 1, ref.data(), refabs.data());
   DeviceArray<T> dA(A), dB(B), dC(ref.size() + 1);
-  dC.poison();
-  gpu::gemm(gpu::GemmVariant::RegisterTiled, M, N, K, dA.get() + 1, dB.get() + 1, dC.get() + 1,
-            nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto C = dC.download(ref.size() + 1);
-  for (std::size_t i = 0; i < ref.size(); ++i)
-    ASSERT_LE(std::fabs(double(C[i + 1]) - ref[i]),
-              2.0 * (K + 2) * std::numeric_limits<T>::epsilon() * refabs[i] + 1e-300)
-        << i;
+  for (gpu::GemmVariant v : {gpu::GemmVariant::RegisterTiled, gpu::GemmVariant::TensorCore}) {
+    dC.poison();
+    gpu::gemm(v, M, N, K, dA.get() + 1, dB.get() + 1, dC.get() + 1, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto C = dC.download(ref.size() + 1);
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_LE(std::fabs(double(C[i + 1]) - ref[i]),
+                2.0 * (K + 2) * std::numeric_limits<T>::epsilon() * refabs[i] + 1e-300)
+          << gpu::gemm_variant_name(v) << " " << i;
+    EXPECT_TRUE(std::isnan(double(C[0]))) << gpu::gemm_variant_name(v) << " wrote before C";
+  }
 }
 
 struct TsShape {
@@ -260,6 +268,120 @@ TEST(CudaGemmNames, RoundTrip) {
     ASSERT_TRUE(gpu::parse_gemm_variant(gpu::gemm_variant_name(v), &w));
     EXPECT_EQ(v, w);
   }
+}
+
+// The bench rows: tensor_core only in double (in float it would repeat register_tiled).
+TEST(CudaGemmNames, LadderPerPrecision) {
+  const auto has_tc = [](const std::vector<gpu::GemmVariant>& l) {
+    return std::find(l.begin(), l.end(), gpu::GemmVariant::TensorCore) != l.end();
+  };
+  EXPECT_TRUE(has_tc(gpu::gemm_ladder<double>()));
+  EXPECT_FALSE(has_tc(gpu::gemm_ladder<float>()));
+  EXPECT_EQ(gpu::gemm_ladder<double>().size(), gpu::all_gemm_variants().size());
+  EXPECT_EQ(gpu::gemm_ladder<float>().size() + 1, gpu::all_gemm_variants().size());
+}
+
+// Every compiled tall-skinny tuning (the bench's ours_* / dacc_* rows), in T and in double, on
+// shapes of every width class, plus the 1 x 1 dot product (reduction-rung path) with aligned,
+// same-phase and different-phase operands, in row-major and column form.
+TYPED_TEST(CudaGemm, TallSkinnyEveryTuningAndDot) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const TsShape shapes[] = {{1, 1, 1},      {1000003, 1, 1}, {0, 1, 1},    {100003, 16, 16},
+                            {65537, 8, 8},  {70001, 16, 1},  {777, 4, 12}, {129, 7, 13},
+                            {300001, 4, 4}, {5, 2, 2},       {4099, 2, 1}, {20011, 6, 5}};
+  for (const TsShape& s : shapes) {
+    const auto A = random_vector<T>(std::size_t(s.N) * s.m + 1, 17u + s.m);
+    const auto B = random_vector<T>(std::size_t(s.N) * s.n + 1, 19u + s.n);
+    const std::size_t E = std::size_t(s.m) * s.n;
+    DeviceArray<T> dA(A), dB(B), dC(E);
+    DeviceArray<double> dG(E);
+    // Offsets (a, b): aligned; both by one (same phase, scalar head); A only (scalar loads).
+    const int offsets[][2] = {{0, 0}, {1, 1}, {1, 0}};
+    for (const auto& off : offsets) {
+      if ((off[0] || off[1]) && E != 1 && s.N > 1000) continue;  // unaligned: dot mainly
+      std::vector<double> ref(E), refabs(E);
+      heatsolve::cpu::gemm_atb_reference(s.N, s.m, s.n, A.data() + off[0], B.data() + off[1],
+                                         ref.data(), refabs.data());
+      const double chain = 2048.0 + double(s.N) / 4096.0;
+      auto check = [&](const std::string& what) {
+        SCOPED_TRACE(::testing::Message() << what << " N=" << s.N << " m=" << s.m << " n=" << s.n
+                                          << " off=" << off[0] << "," << off[1]);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const auto C = dC.download(E);
+        const auto G = dG.download(E);
+        for (std::size_t e = 0; e < E; ++e) {
+          EXPECT_LE(std::fabs(double(C[e]) - ref[e]),
+                    std::numeric_limits<T>::epsilon() * chain * refabs[e] + 1e-300)
+              << "e=" << e << " got " << C[e] << " want " << ref[e];
+          EXPECT_NEAR(G[e], ref[e], 1e-12 * refabs[e] + 1e-300) << "dacc e=" << e;
+        }
+      };
+      for (const gpu::TallSkinnyTuning& tu : gpu::tall_skinny_tunings()) {
+        dC.poison();
+        dG.poison();
+        gpu::gemm_atb_tall_skinny_tuned(tu, s.N, s.m, s.n, dA.get() + off[0], dB.get() + off[1],
+                                        dC.get(), nullptr);
+        gpu::gram_tall_skinny_tuned_async(tu, dA.get() + off[0], s.N, s.m, dB.get() + off[1], s.n,
+                                          dG.get(), nullptr);
+        check(gpu::tall_skinny_tuning_name(tu));
+      }
+      // The entry points (their own tuning choice, and the dot for 1 x 1).
+      dC.poison();
+      dG.poison();
+      gpu::gemm_atb_tall_skinny(s.N, s.m, s.n, dA.get() + off[0], dB.get() + off[1], dC.get(),
+                                nullptr);
+      gpu::gram_tall_skinny_async(dA.get() + off[0], s.N, s.m, dB.get() + off[1], s.n, dG.get(),
+                                  nullptr);
+      check("default");
+      if (E == 1) {  // column form: the dot path too; deterministic
+        gpu::TallSkinnyColumns<T> ca, cb;
+        ca.count = cb.count = 1;
+        ca.cols[0] = dA.get() + off[0];
+        cb.cols[0] = dB.get() + off[1];
+        double g1 = std::nan(""), g2 = std::nan("");
+        gpu::gram_tall_skinny(ca, cb, s.N, nullptr, &g1, nullptr);
+        gpu::gram_tall_skinny(ca, cb, s.N, nullptr, &g2, nullptr);
+        EXPECT_NEAR(g1, ref[0], 1e-12 * refabs[0] + 1e-300) << "columns N=" << s.N;
+        EXPECT_EQ(std::memcmp(&g1, &g2, sizeof g1), 0);
+      }
+    }
+  }
+  std::vector<gpu::TallSkinnyTuning> all = gpu::tall_skinny_tunings();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = i + 1; j < all.size(); ++j)
+      EXPECT_NE(gpu::tall_skinny_tuning_name(all[i]), gpu::tall_skinny_tuning_name(all[j]));
+  DeviceArray<T> d(64);
+  DeviceArray<T> c(4);
+  EXPECT_THROW(gpu::gemm_atb_tall_skinny_tuned(gpu::TallSkinnyTuning{7, 9}, 16, 2, 2, d.get(),
+                                               d.get(), c.get(), nullptr),
+               std::invalid_argument);
+}
+
+// 1 x 1 masked (interior only): still the staged kernel, not the dot.
+TYPED_TEST(CudaGemm, GramOneColumnMasked) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  heatsolve::GridDesc g;
+  g.dims = 2;
+  g.nx = 45;
+  g.ny = 13;
+  const std::int64_t N = static_cast<std::int64_t>(g.padded_size());
+  const auto a = random_vector<T>(std::size_t(N), 41u), b = random_vector<T>(std::size_t(N), 42u);
+  DeviceArray<T> da(a), db(b);
+  double ref = 0;
+  for (int j = 0; j < g.ny; ++j)
+    for (int i = 0; i < g.nx; ++i) {
+      const auto p = g.index(i, j, 0);
+      ref += double(a[p]) * double(b[p]);
+    }
+  gpu::TallSkinnyColumns<T> ca, cb;
+  ca.count = cb.count = 1;
+  ca.cols[0] = da.get();
+  cb.cols[0] = db.get();
+  double got = std::nan("");
+  gpu::gram_tall_skinny(ca, cb, N, &g, &got, nullptr);
+  EXPECT_NEAR(got, ref, 1e-9);
 }
 
 }  // namespace

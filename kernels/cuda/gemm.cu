@@ -1,9 +1,12 @@
-// The tiled-GEMM ladder: naive, tiled, tiled+prefetch, tiled+unroll, register-tiled.
-// Row-major C[M x N] = A[M x K] * B[K x N], float and double, any shape.
+// The tiled-GEMM ladder: naive, tiled, tiled+prefetch, tiled+unroll, register-tiled, and the
+// FP64 tensor-core rung (double only). Row-major C[M x N] = A[M x K] * B[K x N], float and
+// double, any shape.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/gemm.cuh"
@@ -23,14 +26,26 @@ const char* gemm_variant_name(GemmVariant v) {
       return "tiled_unroll";
     case GemmVariant::RegisterTiled:
       return "register_tiled";
+    case GemmVariant::TensorCore:
+      return "tensor_core";
   }
   return "unknown";
 }
 
 std::vector<GemmVariant> all_gemm_variants() {
-  return {GemmVariant::Naive, GemmVariant::Tiled, GemmVariant::TiledPrefetch,
-          GemmVariant::TiledUnroll, GemmVariant::RegisterTiled};
+  return {GemmVariant::Naive,       GemmVariant::Tiled,         GemmVariant::TiledPrefetch,
+          GemmVariant::TiledUnroll, GemmVariant::RegisterTiled, GemmVariant::TensorCore};
 }
+
+template <typename T>
+std::vector<GemmVariant> gemm_ladder() {
+  std::vector<GemmVariant> v = all_gemm_variants();
+  if constexpr (!std::is_same_v<T, double>)
+    v.erase(std::remove(v.begin(), v.end(), GemmVariant::TensorCore), v.end());
+  return v;
+}
+template std::vector<GemmVariant> gemm_ladder<float>();
+template std::vector<GemmVariant> gemm_ladder<double>();
 
 bool parse_gemm_variant(const std::string& name, GemmVariant* out) {
   for (GemmVariant v : all_gemm_variants())
@@ -38,7 +53,11 @@ bool parse_gemm_variant(const std::string& name, GemmVariant* out) {
       *out = v;
       return true;
     }
-  if (name == "fastest" || name == "coarsened") {
+  if (name == "fastest") {  // tensor_core: DMMA in double, the register-tiled kernel in float
+    *out = GemmVariant::TensorCore;
+    return true;
+  }
+  if (name == "coarsened") {
     *out = GemmVariant::RegisterTiled;
     return true;
   }
@@ -263,8 +282,300 @@ struct RegTileConfig {
   static constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 };
 
+// ---- Rung 6: FP64 tensor cores (DMMA) ------------------------------------------------------
+// mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 (sm_80+, plain sm_90; SASS DMMA.884):
+// D (8x8) = A (8x4) B (4x8) + C, one warp, fragments per lane l with g = l / 4, t = l % 4
+// (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64 floating point type"):
+//   A, row-major 8x4:  a0 = A[g][t]
+//   B, "col" 4x8:      b0 = B[t][g]
+//   C and D, 8x8:      {c0, c1} = {C[g][2t], C[g][2t + 1]}
+__device__ __forceinline__ void dmma_m8n8k4(double (&d)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+      : "+d"(d[0]), "+d"(d[1])
+      : "d"(a), "d"(b));
+#else
+  (void)d, (void)a, (void)b;
+  __trap();  // the launcher never selects this rung below sm_80
+#endif
+}
+
+// Optional sm_90 shape mma.sync.aligned.m16n8k16.row.col.f64 (PTX ISA 7.8; CuTe's
+// SM90_16x8x16_F64F64F64F64_TN layouts): with h, q in {0, 1} and v in {0 .. 3}
+//   a[h + 2v] = A[g + 8h][t + 4v],  b[v] = B[t + 4v][g],  d[e + 2h] = D[g + 8h][2t + e],
+// i.e. exactly the m8n8k4 fragments of two m8 tiles (rows +8) and four k-steps: the same
+// shared-memory layout and fragment loads feed it, with 8x fewer mma instructions.
+__device__ __forceinline__ void dmma_m16n8k16(double (&d0)[2], double (&d1)[2],
+                                              const double (&a)[8], const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+      : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+        "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#else
+  (void)d0, (void)d1, (void)a, (void)b;
+  __trap();
+#endif
+}
+
+// cp.async of BYTES (8 or 16) from global to shared memory, zero-filled when !valid (the
+// source is then not read: src-size 0). 16-byte copies bypass L1 (.cg), 8-byte ones must
+// use .ca.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_zfill(double* smem, const double* gmem, bool valid) {
+  static_assert(BYTES == 8 || BYTES == 16, "cp.async size");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_bytes = valid ? BYTES : 0;
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
+                 "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(gmem),
+                 "r"(src_bytes)
+                 : "memory");
+#else
+  *smem = valid ? *gmem : 0.0;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// A block computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps; a warp owns a WM x WN
+// tile as (WM/8) x (WN/8) m8n8 accumulators (2 doubles per lane each), and per k-step of 4
+// loads WM/8 A fragments and WN/8 B fragments (one LDS.64 each) for (WM/8)(WN/8) DMMAs.
+// Shared memory, STAGES-deep ring of BK slices filled by cp.async (one commit group per slice):
+//   As[s][m][k], row stride SA = BK + 4 doubles;  Bs[s][k][n], row stride SB = BN + 4.
+// Both strides are 4 (mod 16) doubles, so a fragment read (8 rows x 4 columns of A, or 4 rows
+// x 8 columns of B, 256 bytes per warp) hits every 8-byte bank pair exactly twice: the minimum
+// of 2 wavefronts; rows stay 16-byte aligned for the cp.async writes.
+// Pipeline: the slice for k-tile kt + STAGES - 1 is requested while kt is multiplied; fragments
+// are double-buffered in registers, and the wait + barrier for the next slice is placed before
+// the last k-step of the current one, so its DMMAs cover the barrier (one barrier per slice).
+// kVec: 16-byte copies (K, N even, A, B, C 16-byte aligned); otherwise 8-byte copies. Either way
+// out-of-range elements are zero-filled and only in-range C elements are written.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MMA_K, bool kVec>
+struct DmmaTile {
+  static constexpr int kThreads = (BM / WM) * (BN / WN) * 32;
+  static constexpr int SA = BK + 4, SB = BN + 4;
+  static constexpr std::size_t kSmemBytes =
+      std::size_t(STAGES) * (BM * SA + BK * SB) * sizeof(double);
+};
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MMA_K, bool kVec>
+__global__ void __launch_bounds__(DmmaTile<BM, BN, BK, WM, WN, STAGES, MMA_K, kVec>::kThreads, 1)
+    gemm_dmma(int M, int N, int K, const double* __restrict__ A, const double* __restrict__ B,
+              double* __restrict__ C) {
+  using Tile = DmmaTile<BM, BN, BK, WM, WN, STAGES, MMA_K, kVec>;
+  constexpr int NT = Tile::kThreads, SA = Tile::SA, SB = Tile::SB;
+  constexpr int WARPS_N = BN / WN;
+  constexpr int FM = WM / 8, FN = WN / 8;  // m8n8 tiles per warp
+  constexpr int KSTEPS = BK / 4;           // k4 steps per slice
+  constexpr int VW = kVec ? 2 : 1;         // doubles per cp.async
+  constexpr int A_CPR = BK / VW, A_CP = BM * BK / VW / NT;
+  constexpr int B_CPR = BN / VW, B_CP = BK * BN / VW / NT;
+  constexpr int A_RSTEP = NT / A_CPR, B_RSTEP = NT / B_CPR;  // rows between a thread's copies
+  static_assert(NT % A_CPR == 0 && NT % B_CPR == 0, "copy rows");
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 8 == 0 && WN % 8 == 0, "warp tiling");
+  static_assert(BK % 4 == 0 && KSTEPS >= 2 && STAGES >= 2, "pipeline shape");
+  static_assert(MMA_K == 4 || (MMA_K == 16 && BK % 16 == 0 && FM % 2 == 0), "mma shape");
+  static_assert(A_CP * VW * NT == BM * BK && B_CP * VW * NT == BK * BN, "copies per thread");
+  static_assert(SA % 16 == 4 && SB % 16 == 4 && SA % 2 == 0 && SB % 2 == 0, "smem strides");
+
+  extern __shared__ __align__(16) double dmma_smem[];
+  double* const As = dmma_smem;                     // [STAGES][BM][SA]
+  double* const Bs = dmma_smem + STAGES * BM * SA;  // [STAGES][BK][SB]
+
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int ktiles = (K + BK - 1) / BK;
+
+  // Slice kt of A (BM x BK) and B (BK x BN) into ring slot `stage`. Thread tid copies column
+  // chunk tid % CPR of rows tid / CPR + i * (NT / CPR). With kVec a copy covers elements
+  // gk, gk + 1 (gk even, K even), so gk < K bounds both; likewise gn < N for B.
+  const int a_r = tid / A_CPR, a_c = (tid % A_CPR) * VW;
+  const int b_r = tid / B_CPR, b_c = (tid % B_CPR) * VW;
+  auto load_slice = [&](int kt, int stage) {
+    const int k0 = kt * BK;
+    double* const as = As + stage * BM * SA + a_r * SA + a_c;
+    double* const bs = Bs + stage * BK * SB + b_r * SB + b_c;
+    const int gk = k0 + a_c;
+    const double* ga = A + std::int64_t(m0 + a_r) * K + gk;
+#pragma unroll
+    for (int i = 0; i < A_CP; ++i) {
+      const bool ok = m0 + a_r + i * A_RSTEP < M && gk < K;
+      cp_async_zfill<VW * 8>(as + i * A_RSTEP * SA, ok ? ga + std::int64_t(i) * A_RSTEP * K : A,
+                             ok);
+    }
+    const int gn = n0 + b_c;
+    const double* gb = B + std::int64_t(k0 + b_r) * N + gn;
+#pragma unroll
+    for (int i = 0; i < B_CP; ++i) {
+      const bool ok = k0 + b_r + i * B_RSTEP < K && gn < N;
+      cp_async_zfill<VW * 8>(bs + i * B_RSTEP * SB, ok ? gb + std::int64_t(i) * B_RSTEP * N : B,
+                             ok);
+    }
+  };
+  // Fragments of k-step ks of ring slot `stage` (layout above: a = A[g][t], b = B[t][g]).
+  auto load_frags = [&](double(&a)[FM], double(&b)[FN], int stage, int ks) {
+    const double* as = As + stage * BM * SA + (wm + g) * SA + ks * 4 + t;
+    const double* bs = Bs + stage * BK * SB + (ks * 4 + t) * SB + wn + g;
+#pragma unroll
+    for (int i = 0; i < FM; ++i) a[i] = as[i * 8 * SA];
+#pragma unroll
+    for (int j = 0; j < FN; ++j) b[j] = bs[j * 8];
+  };
+
+  double acc[FM][FN][2];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;
+
+  if (ktiles > 0) {
+    // Prologue: slices 0 .. STAGES-2 in flight, one commit group each (empty past the end, so
+    // that group j always holds slice j and wait_group counts stay uniform).
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) load_slice(s, s);
+      cp_async_commit();
+    }
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+
+    if constexpr (MMA_K == 4) {
+      double fa[2][FM], fb[2][FN];
+      load_frags(fa[0], fb[0], 0, 0);
+      int rd = 0, wr = STAGES - 1;  // ring slots being read / written
+      for (int kt = 0; kt < ktiles; ++kt) {
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+          if (ks == KSTEPS - 1) {
+            // Slice kt + 1 must have landed (groups 0 .. kt+1 of the STAGES + kt committed)
+            // and be visible to all threads before its first fragments are read below. The
+            // barrier also orders every read of slot kt - 1 (last one: k-step KSTEPS-2 of
+            // slice kt - 1) before that slot is refilled at k-step 0 of slice kt + 1.
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            rd = rd + 1 == STAGES ? 0 : rd + 1;
+          }
+          // Next k-step's fragments (for ks == KSTEPS-1: k-step 0 of slice kt + 1; on the last
+          // slice these are read but never used).
+          load_frags(fa[(ks + 1) % 2], fb[(ks + 1) % 2], rd, (ks + 1) % KSTEPS);
+          if (ks == 0) {
+            // Refill the slot of slice kt - 1 (all reads of it precede the last barrier).
+            if (kt + STAGES - 1 < ktiles) load_slice(kt + STAGES - 1, wr);
+            cp_async_commit();
+            wr = wr + 1 == STAGES ? 0 : wr + 1;
+          }
+#pragma unroll
+          for (int i = 0; i < FM; ++i)
+#pragma unroll
+            for (int j = 0; j < FN; ++j) dmma_m8n8k4(acc[i][j], fa[ks % 2][i], fb[ks % 2][j]);
+        }
+      }
+    } else {
+      // m16n8k16: a whole 16-deep k chunk per instruction needs all its fragments at once, so
+      // the barrier sits at the top of each slice (slot kt - 1 is free after it).
+      for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        if (kt + STAGES - 1 < ktiles) load_slice(kt + STAGES - 1, (kt + STAGES - 1) % STAGES);
+        cp_async_commit();
+        const int rd = kt % STAGES;
+#pragma unroll
+        for (int kc = 0; kc < BK / 16; ++kc) {
+          double fb[FN][4];  // b[v] = B[16kc + 4v + t][wn + 8j + g]
+#pragma unroll
+          for (int j = 0; j < FN; ++j)
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+              fb[j][v] = Bs[rd * BK * SB + (kc * 16 + 4 * v + t) * SB + wn + 8 * j + g];
+#pragma unroll
+          for (int p = 0; p < FM / 2; ++p) {
+            double fa[8];  // a[h + 2v] = A[wm + 16p + 8h + g][16kc + 4v + t]
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+              const double* as = As + rd * BM * SA + (wm + 16 * p + g) * SA + kc * 16 + 4 * v + t;
+              fa[2 * v] = as[0];
+              fa[2 * v + 1] = as[8 * SA];
+            }
+#pragma unroll
+            for (int j = 0; j < FN; ++j) dmma_m16n8k16(acc[2 * p][j], acc[2 * p + 1][j], fa, fb[j]);
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();  // only empty groups can remain; leave none behind
+  }
+
+  // Epilogue: lane holds C[wm + 8i + g][wn + 8j + 2t + {0, 1}] of the block tile. With kVec
+  // (N even, column even) a pair is in range as a whole: one 16-byte store.
+#pragma unroll
+  for (int i = 0; i < FM; ++i) {
+    const int r = m0 + wm + i * 8 + g;
+    if (r >= M) continue;
+    double* const crow = C + std::int64_t(r) * N;
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      const int c = n0 + wn + j * 8 + 2 * t;
+      if constexpr (kVec) {
+        if (c < N) *reinterpret_cast<double2*>(crow + c) = make_double2(acc[i][j][0], acc[i][j][1]);
+      } else {
+        if (c < N) crow[c] = acc[i][j][0];
+        if (c + 1 < N) crow[c + 1] = acc[i][j][1];
+      }
+    }
+  }
+}
+
+// 128x128x16 block tile, 8 warps of 64x32 (32 DMMAs per k-step), 3 slices of 37 KiB in flight:
+// 112 KiB of shared memory and ~200 registers, one block per SM.
+struct DmmaConfig {
+  static constexpr int BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, STAGES = 3;
+  // 4: m8n8k4 (sm_80+). 16: the sm_90 m16n8k16 shape (same fragments, 8x fewer instructions):
+  // the alternative to measure if DMMA.884 turns out to be issue- or rate-limited on Hopper.
+  static constexpr int MMA_K = 4;
+};
+
+template <bool kVec>
+void launch_dmma(int M, int N, int K, const double* A, const double* B, double* C, cudaStream_t s) {
+  using Cfg = DmmaConfig;
+  using Tile = DmmaTile<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, Cfg::MMA_K, kVec>;
+  auto* kernel =
+      gemm_dmma<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, Cfg::MMA_K, kVec>;
+  // More than the default 48 KiB of dynamic shared memory needs an opt-in (per device; cheap,
+  // so done at every launch rather than cached).
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  int(Tile::kSmemBytes)));
+  const dim3 grid((N + Cfg::BN - 1) / Cfg::BN, (M + Cfg::BM - 1) / Cfg::BM);
+  kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, s>>>(M, N, K, A, B, C);
+}
+
+inline bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
 template <class T>
 void launch_gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* C, cudaStream_t s) {
+  // Float has no pedantic FP32 tensor-core path (TF32 rounds the operands to 10-bit mantissas):
+  // its TensorCore rung is the register-tiled kernel.
+  if constexpr (!std::is_same_v<T, double>) {
+    if (v == GemmVariant::TensorCore) v = GemmVariant::RegisterTiled;
+  }
   switch (v) {
     case GemmVariant::Naive: {
       const dim3 block(kNaiveBlock, kNaiveBlock);
@@ -285,13 +596,18 @@ void launch_gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* 
         gemm_tiled<T, kTile, true, true><<<grid, block, 0, s>>>(M, N, K, A, B, C);
       break;
     }
+    case GemmVariant::TensorCore:
+      if constexpr (std::is_same_v<T, double>) {
+        if (K % 2 == 0 && N % 2 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
+          launch_dmma<true>(M, N, K, A, B, C, s);
+        else
+          launch_dmma<false>(M, N, K, A, B, C, s);
+      }
+      break;
     case GemmVariant::RegisterTiled: {
       using Cfg = RegTileConfig<T>;
       constexpr int VW = 16 / sizeof(T);
-      const auto aligned = [](const void* p) {
-        return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-      };
-      const bool vec = K % VW == 0 && N % VW == 0 && aligned(A) && aligned(B) && aligned(C);
+      const bool vec = K % VW == 0 && N % VW == 0 && aligned16(A) && aligned16(B) && aligned16(C);
       const dim3 block((Cfg::BM / Cfg::TM) * (Cfg::BN / Cfg::TN));
       const dim3 grid((N + Cfg::BN - 1) / Cfg::BN, (M + Cfg::BM - 1) / Cfg::BM);
       if (vec)

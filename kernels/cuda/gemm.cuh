@@ -38,11 +38,18 @@ enum class GemmVariant {
   TiledPrefetch,  // + next tiles loaded into registers while the current ones are multiplied
   TiledUnroll,    // + the inner product loop fully unrolled (cumulative: prefetch + unroll)
   RegisterTiled,  // thread coarsening: 128x128 block tile, 8x8 outputs per thread, 16-byte
-                  // loads, double-buffered shared memory (the fastest rung)
+                  // loads, double-buffered shared memory (the fastest FMA rung)
+  TensorCore,     // double: FP64 tensor cores (mma.sync m8n8k4 .f64 = DMMA), 128x128x16 block
+                  // tile, 64x32 warp tiles, 3-stage cp.async pipeline. float: runs the
+                  // register-tiled kernel (no pedantic FP32 tensor-core path; TF32 is not FP32)
 };
 const char* gemm_variant_name(GemmVariant v);  // "naive", "tiled", "tiled_prefetch", ...
-std::vector<GemmVariant> all_gemm_variants();
-bool parse_gemm_variant(const std::string& name, GemmVariant* out);
+std::vector<GemmVariant> all_gemm_variants();  // every rung (names, parsing, tests)
+// The rungs with a kernel of their own in precision T, i.e. the benchmark's rows: all of them
+// for double; float omits TensorCore (it would only repeat the register-tiled row).
+template <typename T>
+std::vector<GemmVariant> gemm_ladder();
+bool parse_gemm_variant(const std::string& name, GemmVariant* out);  // also "fastest"
 
 // C[M x N] = A[M x K] * B[K x N]; row-major, dense (lda = K, ldb = N, ldc = N), device
 // pointers, any M, N, K >= 0. Asynchronous on `stream`.
@@ -112,5 +119,25 @@ void gram_tall_skinny(const T* A, std::int64_t N, int m, const T* B, int n, doub
 template <typename T>
 void gram_tall_skinny_async(const T* A, std::int64_t N, int m, const T* B, int n, double* C_dev,
                             cudaStream_t stream, TallSkinnyWorkspace* ws = nullptr);
+
+// Tall-skinny tuning (compile-time knobs; every candidate is instantiated, timed side by side by
+// the GEMM bench and checked by the tests; the entry points above use the choice in
+// gemm_tall_skinny.cu). chunk_scale multiplies the rows per chunk (bytes in flight per block);
+// min_blocks is the resident blocks per SM asked of ptxas (1: its own choice).
+struct TallSkinnyTuning {
+  int chunk_scale = 1;
+  int min_blocks = 1;
+};
+std::vector<TallSkinnyTuning> tall_skinny_tunings();
+std::string tall_skinny_tuning_name(const TallSkinnyTuning& t);  // "s2b3"
+// Row-major forms with an explicit candidate (std::invalid_argument for any other).
+template <typename T>
+void gemm_atb_tall_skinny_tuned(const TallSkinnyTuning& t, std::int64_t N, int m, int n, const T* A,
+                                const T* B, T* C, cudaStream_t stream,
+                                TallSkinnyWorkspace* ws = nullptr);
+template <typename T>
+void gram_tall_skinny_tuned_async(const TallSkinnyTuning& t, const T* A, std::int64_t N, int m,
+                                  const T* B, int n, double* C_dev, cudaStream_t stream,
+                                  TallSkinnyWorkspace* ws = nullptr);
 
 }  // namespace heatsolve::cuda

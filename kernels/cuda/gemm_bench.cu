@@ -92,7 +92,7 @@ void bench_gemm(int max_size, const std::string& prec, cudaStream_t s, Cublas& c
         time_median_ms([&] { cb.gemm(M, N, K, A.get(), B.get(), Cref.get()); }, s, budget, 2, 20);
     const auto ref = to_host(Cref.get(), ne, s);
     const double cb_gflops = flops / (t_cb * 1e6);
-    for (GemmVariant v : all_gemm_variants()) {
+    for (GemmVariant v : gemm_ladder<T>()) {  // float: no tensor_core row (see gemm.cuh)
       CUDA_CHECK(cudaMemsetAsync(C.get(), 0xFF, ne * sizeof(T), s));  // NaN poison
       const double t =
           time_median_ms([&] { gemm(v, M, N, K, A.get(), B.get(), C.get(), s); }, s, budget, 1, 20);
@@ -153,6 +153,31 @@ void bench_tall_skinny(const std::string& prec, cudaStream_t s, Cublas& cb, Gemm
     row("ours", t_ours, rel_fro(c_ours, cdacc));
     row("ours_dacc", t_dacc, rel_fro(cdacc, c_cb));
     row("cublas", t_cb, rel_fro(c_cb, cdacc));
+    // Every compiled tuning of the kernel ("s<chunk scale>b<min blocks per SM>"): ours_* in T,
+    // dacc_* in double. 1 x 1 is a dot product on the reduction rung: no tuning applies.
+    if (m == n) {  // Anderson's layout: m column arrays (the same bytes read as columns)
+      TallSkinnyColumns<T> ca, cbc;
+      ca.count = m;
+      cbc.count = n;
+      for (int j = 0; j < m; ++j) ca.cols[j] = A.get() + std::size_t(j) * N;
+      for (int j = 0; j < n; ++j) cbc.cols[j] = B.get() + std::size_t(j) * N;
+      const double t_c =
+          time_median_ms([&] { gram_tall_skinny_async(ca, cbc, N, nullptr, Cd.get(), s, &ws); }, s);
+      row("cols_dacc", t_c, 0.0);  // other data than the rows above: no error column
+    }
+    if (m * n > 1) {
+      for (const TallSkinnyTuning& tu : tall_skinny_tunings()) {
+        const std::string name = tall_skinny_tuning_name(tu);
+        const double t_t = time_median_ms(
+            [&] { gemm_atb_tall_skinny_tuned(tu, N, m, n, A.get(), B.get(), C.get(), s, &ws); }, s);
+        row(("ours_" + name).c_str(), t_t, rel_fro(to_host(C.get(), std::size_t(m) * n, s), cdacc));
+        const double t_d = time_median_ms(
+            [&] { gram_tall_skinny_tuned_async(tu, A.get(), N, m, B.get(), n, Cd.get(), s, &ws); },
+            s);
+        row(("dacc_" + name).c_str(), t_d,
+            rel_fro(to_host(Cd.get(), std::size_t(m) * n, s), cdacc));
+      }
+    }
   }
 }
 

@@ -9,7 +9,7 @@
 namespace heatsolve::cuda {
 
 struct GemmBenchRow {
-  std::string kernel;  // naive .. register_tiled, cublas
+  std::string kernel;  // naive .. register_tiled, tensor_core (double only), cublas
   std::string precision;
   int M = 0, N = 0, K = 0;
   double ms = 0;          // median

@@ -9,16 +9,24 @@
 //      each take every (256/#blocks)-th row of the chunk: 8 shared loads per 16 FMAs.
 // At the end the row groups are summed in a fixed order (shared memory), one m*n partial per
 // block; a second kernel adds the partials in block order: deterministic, no atomics.
+// Row-major operands whose width is a multiple of 4 read each row's 4 values of a register
+// block with one 16-byte shared load (two for double) instead of four scalar ones.
+// 1 x 1 is a dot product: it runs on the modern reduction rung's flat machinery (DotLoader).
+// Knobs (rows per chunk, occupancy hint) are template parameters; the candidates and the
+// entry points' choice are in one place below (kTsCandidates, ts_tuning()).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/gemm.cuh"
-#include "kernels/cuda/reduction_kernels.cuh"  // VecT, GridMask
+#include "kernels/cuda/reduction_launch.cuh"  // VecT, GridMask, DotLoader, the modern rung
 
 namespace heatsolve::cuda {
 
@@ -55,8 +63,50 @@ TallSkinnyWorkspace& default_tall_skinny_workspace() {
 
 namespace detail {
 
-constexpr int kTsRows = 128;  // R: rows per chunk
 constexpr int kTsThreads = 256;
+
+// ---- Tuning: the candidates the bench times, and THE choice of the entry points ------------
+// {chunk scale, min blocks per SM}. ptxas -v (sm_90, 256 threads), row-major, 16-byte loads:
+//   float in float:   {1,1} 72 regs (3 blocks/SM), {1,2} 64 (4), {2,2} 92 (2), {2,3} 80 (3)
+//   float in double:  {1,1} 96 (2), {1,3} 80 (3, no spills), {2,3} 80 (24 B spills)
+//   double in double: {1,1} 111 (2), {2,2} 128 (2, 8 B spills); min_blocks 3 spills 200+ B
+//   column form (Anderson), float in double: {1,1} no spills, min_blocks 3 spills 420 B
+constexpr TallSkinnyTuning kTsCandidates[] = {{1, 1}, {1, 2}, {1, 3}, {2, 1}, {2, 2}, {2, 3}};
+
+// THE choice of the entry points (gemm_atb_tall_skinny, gram_tall_skinny*): switch here after a
+// bench run. Guesses: the most bytes in flight per SM without spills.
+template <class T, class Acc, bool kCols>
+constexpr TallSkinnyTuning ts_tuning() {
+  if (kCols) return {1, 1};                               // Anderson's column history
+  if (sizeof(T) == 4 && sizeof(Acc) == 4) return {2, 3};  // float in float
+  if (sizeof(T) == 4) return {1, 3};                      // float in double
+  return {1, 1};                                          // double
+}
+
+constexpr bool same_tuning(const TallSkinnyTuning& a, const TallSkinnyTuning& b) {
+  return a.chunk_scale == b.chunk_scale && a.min_blocks == b.min_blocks;
+}
+template <int SCALE, int MINB>
+struct TsTune {
+  static_assert(SCALE >= 1 && MINB >= 1, "bad tall-skinny tuning");
+  static constexpr int kScale = SCALE, kMinBlocks = MINB;
+};
+template <class T, class Acc, bool kCols>
+using TsDefault =
+    TsTune<ts_tuning<T, Acc, kCols>().chunk_scale, ts_tuning<T, Acc, kCols>().min_blocks>;
+
+template <class F, std::size_t... I>
+bool with_ts_tuning_impl(const TallSkinnyTuning& t, F& f, std::index_sequence<I...>) {
+  return ((same_tuning(kTsCandidates[I], t) &&
+           (f(TsTune<kTsCandidates[I].chunk_scale, kTsCandidates[I].min_blocks>{}), true)) ||
+          ...);
+}
+template <class F>
+void with_ts_tuning(const TallSkinnyTuning& t, F&& f) {
+  constexpr std::size_t kCount = sizeof(kTsCandidates) / sizeof(kTsCandidates[0]);
+  if (!with_ts_tuning_impl(t, f, std::make_index_sequence<kCount>{}))
+    throw std::invalid_argument("not a compiled tall-skinny tuning");
+}
 
 struct NoMask {
   template <int V>
@@ -79,8 +129,9 @@ struct TsColumns {
   const T* b[kTallSkinnyMax];
 };
 
-template <class T, class Acc, int R, int MAXC, int NT, int VW, bool kCols, class Mask, class Src>
-__global__ void __launch_bounds__(NT)
+template <class T, class Acc, int R, int MAXC, int NT, int VW, bool kCols, int MINB, class Mask,
+          class Src>
+__global__ void __launch_bounds__(NT, MINB)
     atb_tall_skinny_kernel(Src src, std::int64_t N, int m, int n, bool b_is_a, Mask mask,
                            std::int64_t nchunks, Acc* __restrict__ partials) {
   static_assert(R % VW == 0, "chunk must hold whole vectors");
@@ -160,6 +211,23 @@ __global__ void __launch_bounds__(NT)
     ia[k] = kCols ? i * RS : i;
     ib[k] = kCols ? j * RS : j;
   }
+  // Row-major staging: row r of A at As[r*m ..]; with m % 4 == 0 a register block's 4 values
+  // of a row are 16-byte aligned and contiguous (likewise B).
+  const bool vec_a = !kCols && m % 4 == 0, vec_b = !kCols && n % 4 == 0;
+  auto ld4 = [](const Acc* p, bool vec, const int(&off)[4], Acc(&x)[4]) {
+    constexpr int AV = 16 / sizeof(Acc);
+    if (vec) {
+#pragma unroll
+      for (int h = 0; h < 4 / AV; ++h) {
+        const VecT<Acc, AV> q = *reinterpret_cast<const VecT<Acc, AV>*>(p + off[0] + h * AV);
+#pragma unroll
+        for (int e = 0; e < AV; ++e) x[h * AV + e] = q.v[e];
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) x[k] = p[off[k]];
+    }
+  };
   Acc acc[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
@@ -181,11 +249,8 @@ __global__ void __launch_bounds__(NT)
       for (int r = rg; r < R; r += groups) {
         Acc a[4], b[4];
         const int ra_off = kCols ? r : r * m, rb_off = kCols ? r : r * n;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          a[k] = As[ra_off + ia[k]];
-          b[k] = Bs[rb_off + ib[k]];
-        }
+        ld4(As + ra_off, vec_a, ia, a);
+        ld4(Bs + rb_off, vec_b, ib, b);
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -229,13 +294,13 @@ inline bool aligned16(const void* p) {
 }
 
 // Launches pass 1 + pass 2. Src/kCols pick the layout, Mask the interior masking.
-template <class T, class Acc, bool kCols, int VW, int R, int MAXC, class Mask, class Src,
+template <class T, class Acc, bool kCols, int VW, int R, int MAXC, int MINB, class Mask, class Src,
           class OutT>
 void launch_ts_r(const Src& src, std::int64_t N, int m, int n, bool b_is_a, const Mask& mask,
                  OutT* C, cudaStream_t s, TallSkinnyWorkspace& ws) {
   constexpr int NT = kTsThreads;
   constexpr int RS = kCols ? R + 1 : R;
-  auto* k = atb_tall_skinny_kernel<T, Acc, R, MAXC, NT, VW, kCols, Mask, Src>;
+  auto* k = atb_tall_skinny_kernel<T, Acc, R, MAXC, NT, VW, kCols, MINB, Mask, Src>;
   const std::size_t stage = std::size_t(RS) * (m + (b_is_a ? 0 : n));
   const std::size_t smem = std::max<std::size_t>(stage, std::size_t(NT) * 16) * sizeof(Acc);
   if (smem > 48 * 1024)
@@ -256,18 +321,45 @@ void launch_ts_r(const Src& src, std::int64_t N, int m, int n, bool b_is_a, cons
   CUDA_CHECK_LAUNCH();
 }
 
-// Chunk height by operand width: narrow operands get taller chunks, so every chunk is a few
-// KiB and the per-chunk barriers stay cheap (R * max(m, n) <= 2048 elements per operand).
-template <class T, class Acc, bool kCols, int VW, class Mask, class Src, class OutT>
+// Chunk height by operand width class (2, 4, 8, 16 columns): narrow operands get taller
+// chunks, R * class = 2048 * scale elements per operand, so every width stages the same bytes
+// per chunk (the bytes in flight per block) and the staging registers are sized by the class,
+// not by 16 columns.
+template <class Tu, class T, class Acc, bool kCols, int VW, class Mask, class Src, class OutT>
 void launch_ts(const Src& src, std::int64_t N, int m, int n, bool b_is_a, const Mask& mask, OutT* C,
                cudaStream_t s, TallSkinnyWorkspace& ws) {
+  constexpr int S = Tu::kScale, MB = Tu::kMinBlocks;
   const int w = std::max(m, n);
   if (w <= 2)
-    launch_ts_r<T, Acc, kCols, VW, 1024, 2>(src, N, m, n, b_is_a, mask, C, s, ws);
+    launch_ts_r<T, Acc, kCols, VW, 1024 * S, 2, MB>(src, N, m, n, b_is_a, mask, C, s, ws);
   else if (w <= 4)
-    launch_ts_r<T, Acc, kCols, VW, 512, 4>(src, N, m, n, b_is_a, mask, C, s, ws);
+    launch_ts_r<T, Acc, kCols, VW, 512 * S, 4, MB>(src, N, m, n, b_is_a, mask, C, s, ws);
+  else if (w <= 8)
+    launch_ts_r<T, Acc, kCols, VW, 256 * S, 8, MB>(src, N, m, n, b_is_a, mask, C, s, ws);
   else
-    launch_ts_r<T, Acc, kCols, VW, kTsRows, kTallSkinnyMax>(src, N, m, n, b_is_a, mask, C, s, ws);
+    launch_ts_r<T, Acc, kCols, VW, 128 * S, kTallSkinnyMax, MB>(src, N, m, n, b_is_a, mask, C, s,
+                                                                ws);
+}
+
+// 1 x 1: sum_i a[i] b[i] on the modern reduction rung (16-byte loads, UNROLL loads in flight,
+// grid a function of N only, fixed-order combine) with the solver's block / unroll / grid cap;
+// the combine is a second launch (this workspace has no arrival counter).
+template <class T, class Acc, class OutT>
+void dot_ts(const T* a, const T* b, std::int64_t N, OutT* C, cudaStream_t s,
+            TallSkinnyWorkspace& ws) {
+  using Sv = SolverTuning<T>;
+  using Tu = ModernTuning<Sv::kBlock, Sv::kUnroll, Sv::kMaxBlocks, false>;
+  constexpr int V = 16 / sizeof(T);
+  const std::size_t n = static_cast<std::size_t>(N);
+  const std::size_t ha = align_head(a, n), hb = align_head(b, n);
+  if (ha == hb) {  // same 16-byte phase: vector loads after `ha` scalars
+    const std::size_t nvec = (n - ha) / V;
+    Acc* part = static_cast<Acc*>(ws.reserve(std::size_t(Tu::grid(nvec)) * sizeof(Acc)));
+    launch_modern_raw<Tu, SumOp, Acc>(DotLoader<T, V>{a, b}, ha, nvec, n, part, nullptr, C, s);
+  } else {  // never both aligned: scalar loads
+    Acc* part = static_cast<Acc*>(ws.reserve(std::size_t(Tu::grid(n)) * sizeof(Acc)));
+    launch_modern_raw<Tu, SumOp, Acc>(DotLoader<T, 1>{a, b}, 0, n, n, part, nullptr, C, s);
+  }
 }
 
 void check_shape(std::int64_t N, int m, int n) {
@@ -275,16 +367,17 @@ void check_shape(std::int64_t N, int m, int n) {
     throw std::invalid_argument("tall-skinny A^T B: need N >= 0 and 1 <= m, n <= 16");
 }
 
-template <class T, class Acc, class OutT>
+template <class Tu, class T, class Acc, class OutT>
 void rowmajor_atb(std::int64_t N, int m, int n, const T* A, const T* B, OutT* C, cudaStream_t s,
                   TallSkinnyWorkspace& ws) {
   check_shape(N, m, n);
+  if (m == 1 && n == 1) return dot_ts<T, Acc>(A, B, N, C, s, ws);
   const bool b_is_a = A == B && m == n;
   constexpr int VW = 16 / sizeof(T);
   if (aligned16(A) && aligned16(B))
-    launch_ts<T, Acc, false, VW>(TsRowMajor<T>{A, B}, N, m, n, b_is_a, NoMask{}, C, s, ws);
+    launch_ts<Tu, T, Acc, false, VW>(TsRowMajor<T>{A, B}, N, m, n, b_is_a, NoMask{}, C, s, ws);
   else
-    launch_ts<T, Acc, false, 1>(TsRowMajor<T>{A, B}, N, m, n, b_is_a, NoMask{}, C, s, ws);
+    launch_ts<Tu, T, Acc, false, 1>(TsRowMajor<T>{A, B}, N, m, n, b_is_a, NoMask{}, C, s, ws);
 }
 
 }  // namespace detail
@@ -292,7 +385,8 @@ void rowmajor_atb(std::int64_t N, int m, int n, const T* A, const T* B, OutT* C,
 template <typename T>
 void gemm_atb_tall_skinny(std::int64_t N, int m, int n, const T* A, const T* B, T* C,
                           cudaStream_t stream, TallSkinnyWorkspace* ws) {
-  detail::rowmajor_atb<T, T>(N, m, n, A, B, C, stream, ws ? *ws : default_tall_skinny_workspace());
+  detail::rowmajor_atb<detail::TsDefault<T, T, false>, T, T>(
+      N, m, n, A, B, C, stream, ws ? *ws : default_tall_skinny_workspace());
 }
 
 template <typename T>
@@ -316,12 +410,15 @@ void gram_tall_skinny_async(const TallSkinnyColumns<T>& A, const TallSkinnyColum
     b_is_a = b_is_a && B.cols[j] == A.cols[j];
   }
   const int m = A.count, n = B.count;
+  if (m == 1 && n == 1 && !mask)
+    return dot_ts<T, double>(A.cols[0], B.cols[0], N, C_dev, stream, w);
   constexpr int VW = 16 / sizeof(T);
+  using Tu = TsDefault<T, double, true>;
   auto go = [&](auto msk) {
     if (aligned)
-      launch_ts<T, double, true, VW>(src, N, m, n, b_is_a, msk, C_dev, stream, w);
+      launch_ts<Tu, T, double, true, VW>(src, N, m, n, b_is_a, msk, C_dev, stream, w);
     else
-      launch_ts<T, double, true, 1>(src, N, m, n, b_is_a, msk, C_dev, stream, w);
+      launch_ts<Tu, T, double, true, 1>(src, N, m, n, b_is_a, msk, C_dev, stream, w);
   };
   if (!mask)
     go(NoMask{});
@@ -355,7 +452,8 @@ void gram_tall_skinny(const T* A, std::int64_t N, int m, const T* B, int n, doub
   const std::size_t E = std::size_t(m) * n;
   double* d_c = nullptr;
   CUDA_CHECK(cudaMallocAsync(&d_c, E * sizeof(double), stream));
-  detail::rowmajor_atb<T, double>(N, m, n, A, B, d_c, stream, w);
+  detail::rowmajor_atb<detail::TsDefault<T, double, false>, T, double>(N, m, n, A, B, d_c, stream,
+                                                                       w);
   double* h = w.host_result(E);
   CUDA_CHECK(cudaMemcpyAsync(h, d_c, E * sizeof(double), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaFreeAsync(d_c, stream));
@@ -366,8 +464,34 @@ void gram_tall_skinny(const T* A, std::int64_t N, int m, const T* B, int n, doub
 template <typename T>
 void gram_tall_skinny_async(const T* A, std::int64_t N, int m, const T* B, int n, double* C_dev,
                             cudaStream_t stream, TallSkinnyWorkspace* ws) {
-  detail::rowmajor_atb<T, double>(N, m, n, A, B, C_dev, stream,
-                                  ws ? *ws : default_tall_skinny_workspace());
+  detail::rowmajor_atb<detail::TsDefault<T, double, false>, T, double>(
+      N, m, n, A, B, C_dev, stream, ws ? *ws : default_tall_skinny_workspace());
+}
+
+std::vector<TallSkinnyTuning> tall_skinny_tunings() {
+  return {std::begin(detail::kTsCandidates), std::end(detail::kTsCandidates)};
+}
+
+std::string tall_skinny_tuning_name(const TallSkinnyTuning& t) {
+  return "s" + std::to_string(t.chunk_scale) + "b" + std::to_string(t.min_blocks);
+}
+
+template <typename T>
+void gemm_atb_tall_skinny_tuned(const TallSkinnyTuning& t, std::int64_t N, int m, int n, const T* A,
+                                const T* B, T* C, cudaStream_t stream, TallSkinnyWorkspace* ws) {
+  TallSkinnyWorkspace& w = ws ? *ws : default_tall_skinny_workspace();
+  detail::with_ts_tuning(
+      t, [&](auto tu) { detail::rowmajor_atb<decltype(tu), T, T>(N, m, n, A, B, C, stream, w); });
+}
+
+template <typename T>
+void gram_tall_skinny_tuned_async(const TallSkinnyTuning& t, const T* A, std::int64_t N, int m,
+                                  const T* B, int n, double* C_dev, cudaStream_t stream,
+                                  TallSkinnyWorkspace* ws) {
+  TallSkinnyWorkspace& w = ws ? *ws : default_tall_skinny_workspace();
+  detail::with_ts_tuning(t, [&](auto tu) {
+    detail::rowmajor_atb<decltype(tu), T, double>(N, m, n, A, B, C_dev, stream, w);
+  });
 }
 
 template <typename T>
@@ -382,22 +506,28 @@ void gram_tall_skinny_strided(const T* a, int na, const T* b, int nb, std::size_
   gram_tall_skinny(A, B, static_cast<std::int64_t>(n), nullptr, C_host, stream, ws);
 }
 
-#define HS_INSTANTIATE(T)                                                                      \
-  template void gemm_atb_tall_skinny<T>(std::int64_t, int, int, const T*, const T*, T*,        \
-                                        cudaStream_t, TallSkinnyWorkspace*);                   \
-  template void gram_tall_skinny_async<T>(                                                     \
-      const TallSkinnyColumns<T>&, const TallSkinnyColumns<T>&, std::int64_t, const GridDesc*, \
-      double*, cudaStream_t, TallSkinnyWorkspace*);                                            \
-  template void gram_tall_skinny<T>(const TallSkinnyColumns<T>&, const TallSkinnyColumns<T>&,  \
-                                    std::int64_t, const GridDesc*, double*, cudaStream_t,      \
-                                    TallSkinnyWorkspace*);                                     \
-  template void gram_tall_skinny<T>(const T*, std::int64_t, int, const T*, int, double*,       \
-                                    cudaStream_t, TallSkinnyWorkspace*);                       \
-  template void gram_tall_skinny_async<T>(const T*, std::int64_t, int, const T*, int, double*, \
-                                          cudaStream_t, TallSkinnyWorkspace*);                 \
-  template void gram_tall_skinny_strided<T>(const T*, int, const T*, int, std::size_t,         \
-                                            std::size_t, double*, cudaStream_t,                \
-                                            TallSkinnyWorkspace*);
+#define HS_INSTANTIATE(T)                                                                        \
+  template void gemm_atb_tall_skinny<T>(std::int64_t, int, int, const T*, const T*, T*,          \
+                                        cudaStream_t, TallSkinnyWorkspace*);                     \
+  template void gram_tall_skinny_async<T>(                                                       \
+      const TallSkinnyColumns<T>&, const TallSkinnyColumns<T>&, std::int64_t, const GridDesc*,   \
+      double*, cudaStream_t, TallSkinnyWorkspace*);                                              \
+  template void gram_tall_skinny<T>(const TallSkinnyColumns<T>&, const TallSkinnyColumns<T>&,    \
+                                    std::int64_t, const GridDesc*, double*, cudaStream_t,        \
+                                    TallSkinnyWorkspace*);                                       \
+  template void gram_tall_skinny<T>(const T*, std::int64_t, int, const T*, int, double*,         \
+                                    cudaStream_t, TallSkinnyWorkspace*);                         \
+  template void gram_tall_skinny_async<T>(const T*, std::int64_t, int, const T*, int, double*,   \
+                                          cudaStream_t, TallSkinnyWorkspace*);                   \
+  template void gram_tall_skinny_strided<T>(const T*, int, const T*, int, std::size_t,           \
+                                            std::size_t, double*, cudaStream_t,                  \
+                                            TallSkinnyWorkspace*);                               \
+  template void gemm_atb_tall_skinny_tuned<T>(const TallSkinnyTuning&, std::int64_t, int, int,   \
+                                              const T*, const T*, T*, cudaStream_t,              \
+                                              TallSkinnyWorkspace*);                             \
+  template void gram_tall_skinny_tuned_async<T>(const TallSkinnyTuning&, const T*, std::int64_t, \
+                                                int, const T*, int, double*, cudaStream_t,       \
+                                                TallSkinnyWorkspace*);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE
