@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -109,6 +112,30 @@ std::vector<T> random_ints(std::size_t n, int lo, int hi, std::uint32_t seed) {
   return v;
 }
 
+// Every flat reducer under test: the eight rungs (r8_modern = the solver's configuration) and
+// each compiled configuration of the modern rung (what the bench times side by side).
+template <class T>
+struct Reducer {
+  std::string name;
+  bool modern;  // Sum / SumSquares accumulated in double
+  std::function<double(ReduceOp, const T*, std::size_t)> run;
+};
+
+template <class T>
+std::vector<Reducer<T>> all_reducers() {
+  std::vector<Reducer<T>> r;
+  for (ReductionVariant v : gpu::all_reduction_variants())
+    r.push_back({gpu::reduction_variant_name(v), v == ReductionVariant::Modern,
+                 [v](ReduceOp op, const T* d, std::size_t n) {
+                   return gpu::reduce(v, op, d, n, nullptr);
+                 }});
+  for (const gpu::ModernReductionConfig& c : gpu::modern_reduction_configs())
+    r.push_back({gpu::modern_config_name(c), true, [c](ReduceOp op, const T* d, std::size_t n) {
+                   return gpu::reduce_modern(c, op, d, n, nullptr);
+                 }});
+  return r;
+}
+
 template <class T>
 class CudaReduction : public ::testing::Test {};
 using Precisions = ::testing::Types<float, double>;
@@ -126,17 +153,16 @@ TYPED_TEST(CudaReduction, EveryRungMatchesLongDoubleReference) {
     for (ReduceOp op : kOps) {
       long double scale = 0;
       const long double ref = reference(op, h.data(), n, &scale);
-      for (ReductionVariant v : gpu::all_reduction_variants()) {
-        const double r = gpu::reduce(v, op, d.get(), n, nullptr);
-        SCOPED_TRACE(::testing::Message()
-                     << gpu::reduction_variant_name(v) << " " << op_name(op) << " n=" << n);
+      for (const auto& red : all_reducers<T>()) {
+        const double r = red.run(op, d.get(), n);
+        SCOPED_TRACE(::testing::Message() << red.name << " " << op_name(op) << " n=" << n);
         if (op == ReduceOp::MaxAbs) {
           EXPECT_EQ(r, static_cast<double>(ref));  // max is exact
         } else {
           // Ladder rungs accumulate in T, the modern rung in double. Serial chains are at most
           // a few hundred adds long (rung 7's grid-stride loop), trees log2(n).
-          const double eps = v == ReductionVariant::Modern ? std::numeric_limits<double>::epsilon()
-                                                           : std::numeric_limits<T>::epsilon();
+          const double eps = red.modern ? std::numeric_limits<double>::epsilon()
+                                        : std::numeric_limits<T>::epsilon();
           const double tol = eps * static_cast<double>(scale) * (64.0 + double(n) / 16384.0);
           EXPECT_NEAR(r, static_cast<double>(ref), tol);
         }
@@ -160,10 +186,9 @@ TYPED_TEST(CudaReduction, ExactOnIntegerData) {
       DeviceArray<T> d(h);
       for (ReduceOp op : kOps) {
         const double ref = static_cast<double>(reference(op, h.data(), n));
-        for (ReductionVariant v : gpu::all_reduction_variants()) {
-          EXPECT_EQ(gpu::reduce(v, op, d.get(), n, nullptr), ref)
-              << gpu::reduction_variant_name(v) << " " << op_name(op) << " n=" << n
-              << " pattern=" << pattern;
+        for (const auto& red : all_reducers<T>()) {
+          EXPECT_EQ(red.run(op, d.get(), n), ref)
+              << red.name << " " << op_name(op) << " n=" << n << " pattern=" << pattern;
         }
       }
     }
@@ -179,9 +204,11 @@ TYPED_TEST(CudaReduction, WarpTailRaceDetectorOneHot) {
   HS_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   const std::size_t n = 1024;
-  const ReductionVariant rungs[] = {ReductionVariant::UnrollLastWarp,
-                                    ReductionVariant::CompleteUnroll,
-                                    ReductionVariant::MultipleElements, ReductionVariant::Modern};
+  std::vector<Reducer<T>> rungs;
+  for (auto& red : all_reducers<T>())
+    if (red.modern || red.name.rfind("r5", 0) == 0 || red.name.rfind("r6", 0) == 0 ||
+        red.name.rfind("r7", 0) == 0)
+      rungs.push_back(std::move(red));
   std::vector<T> h(n, T(0));
   DeviceArray<T> d(n);
   int failures = 0;
@@ -190,14 +217,13 @@ TYPED_TEST(CudaReduction, WarpTailRaceDetectorOneHot) {
     h[p] = T(1);
     h[(p * 7 + 3) % n] += T(2);
     d.upload(h);
-    for (ReductionVariant v : rungs) {
-      const double s = gpu::reduce(v, ReduceOp::Sum, d.get(), n, nullptr);
-      const double m = gpu::reduce(v, ReduceOp::MaxAbs, d.get(), n, nullptr);
+    for (const auto& red : rungs) {
+      const double s = red.run(ReduceOp::Sum, d.get(), n);
+      const double m = red.run(ReduceOp::MaxAbs, d.get(), n);
       const double want_m = static_cast<double>(*std::max_element(h.begin(), h.end()));
       if (s != 3.0 || m != want_m) {
         ++failures;
-        ADD_FAILURE() << gpu::reduction_variant_name(v) << " p=" << p << " sum=" << s
-                      << " max=" << m;
+        ADD_FAILURE() << red.name << " p=" << p << " sum=" << s << " max=" << m;
       }
       if (failures > 20) return;
     }
@@ -213,10 +239,10 @@ TYPED_TEST(CudaReduction, SmallAllRungsForSanitizers) {
   const auto h = random_ints<T>(n, -3, 3, 17u);
   DeviceArray<T> d(h);
   for (ReduceOp op : kOps)
-    for (ReductionVariant v : gpu::all_reduction_variants())
-      EXPECT_EQ(gpu::reduce(v, op, d.get() + 1, n - 1, nullptr),
+    for (const auto& red : all_reducers<T>())
+      EXPECT_EQ(red.run(op, d.get() + 1, n - 1),
                 static_cast<double>(reference(op, h.data() + 1, n - 1)))
-          << gpu::reduction_variant_name(v) << " " << op_name(op);
+          << red.name << " " << op_name(op);
   GridDesc g;
   g.dims = 3;
   g.nx = 13;
@@ -260,12 +286,22 @@ TYPED_TEST(CudaReduction, BitwiseDeterministic) {
   const auto h = random_vector<T>(n, -1.0, 1.0, 4242u);
   DeviceArray<T> d(h);
   for (ReduceOp op : kOps)
-    for (ReductionVariant v : gpu::all_reduction_variants()) {
-      const double a = gpu::reduce(v, op, d.get(), n, nullptr);
-      const double b = gpu::reduce(v, op, d.get(), n, nullptr);
+    for (const auto& red : all_reducers<T>()) {
+      const double a = red.run(op, d.get(), n);
+      const double b = red.run(op, d.get(), n);
       EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0)
-          << gpu::reduction_variant_name(v) << " " << op_name(op) << ": " << a << " vs " << b;
+          << red.name << " " << op_name(op) << ": " << a << " vs " << b;
     }
+  // The solver's rung is its configuration's kernel: bitwise the same as reduce_modern with
+  // modern_config<T>() whenever that is one of the candidates.
+  const gpu::ModernReductionConfig solver = gpu::modern_config<T>();
+  for (const auto& c : gpu::modern_reduction_configs())
+    if (c == solver)
+      for (ReduceOp op : kOps) {
+        const double a = gpu::reduce(ReductionVariant::Modern, op, d.get(), n, nullptr);
+        const double b = gpu::reduce_modern(c, op, d.get(), n, nullptr);
+        EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << op_name(op);
+      }
 }
 
 TYPED_TEST(CudaReduction, MisalignedStartAndEdgeCases) {
@@ -277,20 +313,66 @@ TYPED_TEST(CudaReduction, MisalignedStartAndEdgeCases) {
   for (std::size_t off = 0; off < 5; ++off)
     for (std::size_t len : {std::size_t(1), std::size_t(3), std::size_t(5), n}) {
       const double ref = static_cast<double>(reference(ReduceOp::Sum, h.data() + off, len));
-      for (ReductionVariant v : gpu::all_reduction_variants())
-        EXPECT_EQ(gpu::reduce(v, ReduceOp::Sum, d.get() + off, len, nullptr), ref)
-            << gpu::reduction_variant_name(v) << " off=" << off << " len=" << len;
+      for (const auto& red : all_reducers<T>())
+        EXPECT_EQ(red.run(ReduceOp::Sum, d.get() + off, len), ref)
+            << red.name << " off=" << off << " len=" << len;
     }
   // Empty input: the identity.
-  for (ReduceOp op : kOps)
+  for (ReduceOp op : kOps) {
     EXPECT_EQ(gpu::reduce(ReductionVariant::Modern, op, d.get(), 0, nullptr), 0.0);
+    for (const auto& c : gpu::modern_reduction_configs())
+      EXPECT_EQ(gpu::reduce_modern(c, op, d.get(), 0, nullptr), 0.0) << gpu::modern_config_name(c);
+  }
   // NaN propagates through max-abs in every rung.
   std::vector<T> hn(3000, T(1));
   hn[1234] = std::numeric_limits<T>::quiet_NaN();
   DeviceArray<T> dn(hn);
-  for (ReductionVariant v : gpu::all_reduction_variants())
-    EXPECT_TRUE(std::isnan(gpu::reduce(v, ReduceOp::MaxAbs, dn.get(), hn.size(), nullptr)))
-        << gpu::reduction_variant_name(v);
+  for (const auto& red : all_reducers<T>())
+    EXPECT_TRUE(std::isnan(red.run(ReduceOp::MaxAbs, dn.get(), hn.size()))) << red.name;
+}
+
+// Each modern configuration at a size that fills its grid cap with 1-2 tiles per block plus a
+// partial tile and scalar head/tail (offset start): exact integer data, so any lost or doubled
+// tile, partial or tail element shows. Called twice in a row and interleaved with a one-block
+// size: the fused combine must re-arm its arrival counter every time.
+TYPED_TEST(CudaReduction, ModernConfigsFullGridExact) {
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  constexpr std::size_t V = 16 / sizeof(T);
+  for (const gpu::ModernReductionConfig& c : gpu::modern_reduction_configs()) {
+    const std::size_t tile = std::size_t(c.block) * c.unroll * V;  // elements per tile
+    const std::size_t n = tile * std::size_t(c.max_blocks) * 3 / 2 + tile / 3 + 2 * V + 1;
+    const auto h = random_ints<T>(n + 1, -3, 3, 31u + static_cast<std::uint32_t>(c.max_blocks));
+    DeviceArray<T> d(h);
+    const std::size_t small = 77;
+    for (ReduceOp op : kOps) {
+      const double ref = static_cast<double>(reference(op, h.data() + 1, n));
+      const double ref_small = static_cast<double>(reference(op, h.data() + 1, small));
+      for (int rep = 0; rep < 2; ++rep) {
+        EXPECT_EQ(gpu::reduce_modern(c, op, d.get() + 1, n, nullptr), ref)
+            << gpu::modern_config_name(c) << " " << op_name(op) << " n=" << n << " rep " << rep;
+        EXPECT_EQ(gpu::reduce_modern(c, op, d.get() + 1, small, nullptr), ref_small)
+            << gpu::modern_config_name(c) << " " << op_name(op) << " small, rep " << rep;
+      }
+    }
+  }
+}
+
+TYPED_TEST(CudaReduction, ModernConfigNamesAndUnknownConfig) {
+  const auto configs = gpu::modern_reduction_configs();
+  ASSERT_FALSE(configs.empty());
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    for (std::size_t j = i + 1; j < configs.size(); ++j) {
+      EXPECT_NE(configs[i], configs[j]);
+      EXPECT_NE(gpu::modern_config_name(configs[i]), gpu::modern_config_name(configs[j]));
+    }
+  for (const auto& c : configs) EXPECT_LE(gpu::modern_config_name(c).size(), 28u);  // bench column
+  HS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  DeviceArray<T> d(16);
+  EXPECT_THROW(gpu::reduce_modern(gpu::ModernReductionConfig{96, 3, 77, false}, ReduceOp::Sum,
+                                  d.get(), 16, nullptr),
+               std::invalid_argument);
 }
 
 TYPED_TEST(CudaReduction, VariantNamesRoundTrip) {

@@ -1,5 +1,7 @@
 // Reduction ladder (rungs 1-7) and the modern rung over flat device arrays; the workspace.
+#include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/reduction_launch.cuh"
@@ -67,7 +69,11 @@ const char* reduce_op_name(ReduceOp op) {
 ReductionWorkspace::ReductionWorkspace() {
   CUDA_CHECK(cudaGetDevice(&device_));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
-  CUDA_CHECK(cudaMalloc(&d_result_, sizeof(double)));
+  // d_result_[0]: the result; d_result_[1]: the fused combine's arrival counter, which must
+  // start at zero (the memset is ordered before any later launch on any stream by the sync).
+  CUDA_CHECK(cudaMalloc(&d_result_, 2 * sizeof(double)));
+  CUDA_CHECK(cudaMemset(d_result_, 0, 2 * sizeof(double)));
+  CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMallocHost(&h_result_, sizeof(double)));
   reserve(64 * 1024);
 }
@@ -172,13 +178,12 @@ void ladder(int rung, const T* d, std::size_t n, cudaStream_t s, ReductionWorksp
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, class Op>
+template <class Tu, class T, class Op>
 void modern_flat(const T* d, std::size_t n, cudaStream_t s, ReductionWorkspace& ws) {
-  constexpr std::size_t V = 16 / sizeof(T);
+  constexpr int V = 16 / sizeof(T);
   const std::size_t head = align_head(d, n);
   const std::size_t nvec = (n - head) / V;
-  launch_modern<Op, FlatLoader<T, int(V)>, ModernAcc<Op, T>>(FlatLoader<T, int(V)>{d}, head, nvec,
-                                                             n, s, ws);
+  launch_modern<Tu, Op, ModernAcc<Op, T>>(FlatLoader<T, V>{d}, head, nvec, n, s, ws);
 }
 
 }  // namespace detail
@@ -193,7 +198,7 @@ void reduce_async(ReductionVariant v, ReduceOp op, const T* d_data, std::size_t 
   detail::dispatch_op(op, [&](auto o) {
     using Op = decltype(o);
     if (v == ReductionVariant::Modern)
-      detail::modern_flat<T, Op>(d_data, n, stream, ws);
+      detail::modern_flat<detail::SolverTuning<T>, T, Op>(d_data, n, stream, ws);
     else
       detail::ladder<T, Op>(static_cast<int>(v), d_data, n, stream, ws);
   });
@@ -204,6 +209,37 @@ double reduce(ReductionVariant v, ReduceOp op, const T* d_data, std::size_t n, c
               ReductionWorkspace* ws) {
   ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
   reduce_async(v, op, d_data, n, stream, w);
+  return detail::finish(stream, w);
+}
+
+std::string modern_config_name(const ModernReductionConfig& c) {
+  return "r8_" + std::to_string(c.block) + "t_x" + std::to_string(c.unroll) + "_g" +
+         std::to_string(c.max_blocks) + (c.fused ? "_fused" : "_2launch");
+}
+
+std::vector<ModernReductionConfig> modern_reduction_configs() {
+  return {std::begin(kModernCandidates), std::end(kModernCandidates)};
+}
+
+template <typename T>
+void reduce_modern_async(const ModernReductionConfig& cfg, ReduceOp op, const T* d_data,
+                         std::size_t n, cudaStream_t stream, ReductionWorkspace& ws) {
+  detail::with_candidate(cfg, [&](auto tu) {
+    if (n == 0) {
+      CUDA_CHECK(cudaMemsetAsync(ws.d_result(), 0, sizeof(double), stream));
+      return;
+    }
+    detail::dispatch_op(op, [&](auto o) {
+      detail::modern_flat<decltype(tu), T, decltype(o)>(d_data, n, stream, ws);
+    });
+  });
+}
+
+template <typename T>
+double reduce_modern(const ModernReductionConfig& cfg, ReduceOp op, const T* d_data, std::size_t n,
+                     cudaStream_t stream, ReductionWorkspace* ws) {
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  reduce_modern_async(cfg, op, d_data, n, stream, w);
   return detail::finish(stream, w);
 }
 
@@ -227,5 +263,13 @@ template void reduce_async<float>(ReductionVariant, ReduceOp, const float*, std:
                                   cudaStream_t, ReductionWorkspace&);
 template void reduce_async<double>(ReductionVariant, ReduceOp, const double*, std::size_t,
                                    cudaStream_t, ReductionWorkspace&);
+template double reduce_modern<float>(const ModernReductionConfig&, ReduceOp, const float*,
+                                     std::size_t, cudaStream_t, ReductionWorkspace*);
+template double reduce_modern<double>(const ModernReductionConfig&, ReduceOp, const double*,
+                                      std::size_t, cudaStream_t, ReductionWorkspace*);
+template void reduce_modern_async<float>(const ModernReductionConfig&, ReduceOp, const float*,
+                                         std::size_t, cudaStream_t, ReductionWorkspace&);
+template void reduce_modern_async<double>(const ModernReductionConfig&, ReduceOp, const double*,
+                                          std::size_t, cudaStream_t, ReductionWorkspace&);
 
 }  // namespace heatsolve::cuda

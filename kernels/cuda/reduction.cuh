@@ -14,9 +14,11 @@
 //     reduce_diff_interior, reduce_residual_interior) use this rung; differences and residuals
 //     are formed in double.
 // Determinism: every variant uses a fixed grid, a fixed element-to-thread assignment,
-// fixed-order shuffles/trees and a separate final pass; no atomics. Same input => bitwise
-// identical result. The modern rung's grid depends on n only (at most 1024 blocks), so it is
-// bitwise reproducible across GPU models too; rung 7 sizes its grid by the SM count.
+// fixed-order shuffles/trees and a separate, fixed-order combine of the block partials (a
+// second launch, or -- "fused" -- the last block to finish; the counter that elects it never
+// touches a value). Same input => bitwise identical result. The modern rung's grid depends on
+// n and its (compile-time) configuration only, so it is bitwise reproducible across GPU models
+// too; rung 7 sizes its grid by the SM count.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,6 +43,48 @@ enum class ReductionVariant {
   Modern,                   // r8: 16-byte loads, shuffles, fixed grid, deterministic two-pass
 };
 
+// ---- Tuning of the modern rung (r8) ---------------------------------------------------------
+// Every knob is a template parameter of the kernels; each candidate below is compiled, timed
+// by the bench (`heatsolve bench --reductions`, one row each) and checked by the tests.
+struct ModernReductionConfig {
+  int block = 256;        // threads per block (pass 1 and the combine of the partials)
+  int unroll = 4;         // 16-byte vectors per thread per tile: independent loads in flight
+  int max_blocks = 1024;  // grid = min(ceil(vectors / (block * unroll)), max_blocks): n only
+  bool fused = false;     // true: the last block to finish combines the partials (one launch)
+  constexpr bool operator==(const ModernReductionConfig& o) const {
+    return block == o.block && unroll == o.unroll && max_blocks == o.max_blocks && fused == o.fused;
+  }
+  constexpr bool operator!=(const ModernReductionConfig& o) const { return !(*this == o); }
+};
+
+// THE solver's choice: the configuration of ReductionVariant::Modern and of the field norms
+// (reduce_interior / _diff / _residual; `unroll` is then the vectors per lane per row step).
+// Switch here after a bench run; any value works (it need not be a candidate below).
+inline constexpr ModernReductionConfig kModernConfigFloat{256, 4, 4096, true};
+inline constexpr ModernReductionConfig kModernConfigDouble{256, 4, 4096, true};
+
+template <typename T>
+constexpr ModernReductionConfig modern_config() {
+  return sizeof(T) == sizeof(float) ? kModernConfigFloat : kModernConfigDouble;
+}
+
+// The configurations the bench times side by side (and the tests check). The first is the
+// original r8 (256 threads, 4 vectors, 1024 blocks, separate combine kernel).
+inline constexpr ModernReductionConfig kModernCandidates[] = {
+    {256, 4, 1024, false},  // original r8
+    {256, 4, 1024, true},   // + fused combine: one launch less
+    {256, 4, 4096, false},  // ~4 waves of blocks: SMs that run ahead take more blocks
+    {256, 4, 4096, true},   //
+    {256, 8, 4096, true},   // twice the bytes in flight per thread (CUB: 64 B float, 128 B double)
+    {256, 2, 8192, true},   // many short blocks
+    {512, 4, 2048, true},   // 512 threads
+    {256, 4, 8192, true},   //
+};
+
+// "r8_256t_x4_g4096_fused" / "..._2launch".
+std::string modern_config_name(const ModernReductionConfig& c);
+std::vector<ModernReductionConfig> modern_reduction_configs();  // kModernCandidates
+
 // "r1_interleaved", "r2_interleaved_nondivergent", "r3_sequential", "r4_first_add",
 // "r5_unroll_last_warp", "r6_complete_unroll", "r7_multiple_elements", "r8_modern".
 const char* reduction_variant_name(ReductionVariant v);
@@ -63,6 +107,9 @@ class ReductionWorkspace {
   void reserve(std::size_t bytes);
   void* partials(int which) const { return which == 0 ? part_[0] : part_[1]; }
   double* d_result() const { return d_result_; }  // device: the last result (double)
+  // Device: arrival counter of the fused combine; zero between launches (the last block
+  // re-arms it).
+  unsigned* d_counter() const { return reinterpret_cast<unsigned*>(d_result_ + 1); }
   double* h_result() const { return h_result_; }  // pinned host mirror
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
@@ -89,6 +136,15 @@ double reduce(ReductionVariant v, ReduceOp op, const T* d_data, std::size_t n, c
 template <typename T>
 void reduce_async(ReductionVariant v, ReduceOp op, const T* d_data, std::size_t n,
                   cudaStream_t stream, ReductionWorkspace& ws);
+
+// Modern rung with an explicit configuration, which must be one of kModernCandidates
+// (std::invalid_argument otherwise). Bench and tests; the solver uses modern_config<T>().
+template <typename T>
+double reduce_modern(const ModernReductionConfig& cfg, ReduceOp op, const T* d_data, std::size_t n,
+                     cudaStream_t stream, ReductionWorkspace* ws = nullptr);
+template <typename T>
+void reduce_modern_async(const ModernReductionConfig& cfg, ReduceOp op, const T* d_data,
+                         std::size_t n, cudaStream_t stream, ReductionWorkspace& ws);
 
 // ---- Padded GridDesc fields (interior cells only), modern rung, double accumulation ------
 // Work items are segments of interior x-rows (ghost rows are never read); a warp reads the

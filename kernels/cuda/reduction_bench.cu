@@ -134,6 +134,15 @@ void bench_precision(std::size_t n, const std::string& prec, ReductionBenchResul
       const double ms = time_median_ms([&] { reduce_async(v, op, d.get(), n, s, ws); }, s);
       add(reduction_variant_name(v), ms, v1, std::memcmp(&v1, &v2, sizeof v1) == 0);
     }
+    // Every compiled r8 configuration in the same run ("r8_<threads>t_x<vectors per
+    // thread>_g<grid cap>_<fused|2launch>"); r8_modern above is modern_config<T>(), so the
+    // matching row here is a second sample of it (run-to-run noise).
+    for (const ModernReductionConfig& c : modern_reduction_configs()) {
+      const double v1 = reduce_modern(c, op, d.get(), n, s, &ws);
+      const double v2 = reduce_modern(c, op, d.get(), n, s, &ws);
+      const double ms = time_median_ms([&] { reduce_modern_async(c, op, d.get(), n, s, ws); }, s);
+      add(modern_config_name(c), ms, v1, std::memcmp(&v1, &v2, sizeof v1) == 0);
+    }
     cub_r.run(op);
     const double c1 = cub_r.result();
     cub_r.run(op);

@@ -4,8 +4,6 @@
 namespace heatsolve::cuda {
 namespace detail {
 
-constexpr int kRowUnroll = 4;
-
 bool empty_grid(const GridDesc& g, cudaStream_t s, ReductionWorkspace& ws) {
   if (g.interior_size() > 0) return false;
   CUDA_CHECK(cudaMemsetAsync(ws.d_result(), 0, sizeof(double), s));
@@ -25,12 +23,12 @@ void reduce_interior_async(ReduceOp op, const T* d_u, const GridDesc& g, cudaStr
                            ReductionWorkspace& ws) {
   using namespace detail;
   if (empty_grid(g, stream, ws)) return;
-  constexpr int V = 16 / sizeof(T);
-  const RowGeom geo = row_geometry(g, 32 * V * kRowUnroll * 2);
+  using Tu = SolverTuning<T>;
+  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
+  const RowGeom geo = row_geometry(g, 32 * V * U * 2);
   dispatch_op(op, [&](auto o) {
     using Op = decltype(o);
-    launch_rows<Op, ModernAcc<Op, T>>(FieldRows<T, V, kRowUnroll>{d_u, head_of(d_u)}, geo, stream,
-                                      ws);
+    launch_rows<Tu, Op, ModernAcc<Op, T>>(FieldRows<T, V, U>{d_u, head_of(d_u)}, geo, stream, ws);
   });
 }
 
@@ -39,16 +37,17 @@ void reduce_diff_interior_async(ReduceOp op, const T* d_a, const T* d_b, const G
                                 cudaStream_t stream, ReductionWorkspace& ws) {
   using namespace detail;
   if (empty_grid(g, stream, ws)) return;
-  constexpr int V = 16 / sizeof(T);
+  using Tu = SolverTuning<T>;
+  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
   const bool same_phase = head_of(d_a) == head_of(d_b);
   dispatch_op(op, [&](auto o) {
     using Op = decltype(o);
     if (same_phase)
-      launch_rows<Op, double>(DiffRows<T, V, kRowUnroll>{d_a, d_b, head_of(d_a)},
-                              row_geometry(g, 32 * V * kRowUnroll * 2), stream, ws);
+      launch_rows<Tu, Op, double>(DiffRows<T, V, U>{d_a, d_b, head_of(d_a)},
+                                  row_geometry(g, 32 * V * U * 2), stream, ws);
     else  // the two arrays can never both be 16-byte aligned: scalar loads
-      launch_rows<Op, double>(DiffRows<T, 1, kRowUnroll>{d_a, d_b, 0},
-                              row_geometry(g, 32 * kRowUnroll * 2), stream, ws);
+      launch_rows<Tu, Op, double>(DiffRows<T, 1, U>{d_a, d_b, 0}, row_geometry(g, 32 * U * 2),
+                                  stream, ws);
   });
 }
 
@@ -66,7 +65,7 @@ void reduce_residual_interior_async(ReduceOp op, const T* d_u, const T* d_f, con
                      1.0 / (g.hy * g.hy),
                      g.dims == 3 ? 1.0 / (g.hz * g.hz) : 0.0};
   dispatch_op(op, [&](auto o) {
-    launch_rows<decltype(o), double>(ld, row_geometry(g, 32 * 16), stream, ws);
+    launch_rows<SolverTuning<T>, decltype(o), double>(ld, row_geometry(g, 32 * 16), stream, ws);
   });
 }
 

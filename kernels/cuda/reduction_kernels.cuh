@@ -9,7 +9,8 @@
 //             DiffRows<T, V, U>     a[i] - b[i]                 (V = 1 when a, b differ in phase)
 //             ResidualRows<T>       f[i] + lap u (i)            (scalar coalesced loads)
 // Ladder kernels reduce_r1..reduce_r7 take a flat loader; the modern rung is
-// reduce_modern_pass1 (flat) or reduce_rows_pass1 (fields), then reduce_final.
+// reduce_modern_pass1 (flat) or reduce_rows_pass1 (fields), then reduce_final (or, fused, the
+// last block of pass 1). DotLoader<T, V> (a[i] * b[i]) serves the 1 x 1 tall-skinny A^T B.
 // GridMask (interior test by fast divmod) serves the masked tall-skinny Gram kernel.
 // Include only from .cu files.
 #pragma once
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cuda/atomic>
 
 #include "kernels/grid.hpp"
 
@@ -189,6 +191,33 @@ struct FlatLoader {
   __device__ A fold(const Raw& r, std::size_t, A acc) const {
 #pragma unroll
     for (int e = 0; e < V; ++e) acc = Op::combine(acc, Op::transform(A(r.v[e])));
+    return acc;
+  }
+};
+
+// Dot product sum_i a[i] * b[i] (with SumOp): the 1 x 1 tall-skinny A^T B. a and b share the
+// 16-byte phase when V > 1. Products are formed in A (double accumulation: exact products).
+template <class T, int V = 16 / sizeof(T)>
+struct DotLoader {
+  static constexpr bool kLeaf = true;
+  static constexpr int kVec = V;
+  struct Raw {
+    VecT<T, V> a, b;
+  };
+  const T* a;
+  const T* b;
+  __device__ bool valid(std::size_t) const { return true; }
+  template <class A>
+  __device__ A value(std::size_t i) const {
+    return A(a[i]) * A(b[i]);
+  }
+  __device__ Raw load(std::size_t i) const {
+    return {load_vec<T, V>(a + i), load_vec<T, V>(b + i)};
+  }
+  template <class Op, class A>
+  __device__ A fold(const Raw& r, std::size_t, A acc) const {
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc = Op::combine(acc, Op::transform(A(r.a.v[e]) * A(r.b.v[e])));
     return acc;
   }
 };
@@ -452,33 +481,94 @@ __global__ void __launch_bounds__(BLOCK) reduce_r7(L ld, std::size_t n, A* out) 
 }
 
 // ---- Modern rung ----------------------------------------------------------------------------
-// Pass 1 over a fixed grid: 16-byte loads (V elements), UNROLL independent loads in flight per
-// thread, shuffle block reduction, one partial per block. Positions [0, head) and the tail
-// after the last whole vector go through the scalar path. Pass 2 (reduce_final) combines the
-// partials in a fixed order in one block.
-template <int BLOCK, int UNROLL, class Op, class A, class L>
-__global__ void __launch_bounds__(BLOCK)
-    reduce_modern_pass1(L ld, std::size_t head, std::size_t nvec, std::size_t n, A* partials) {
-  constexpr int V = L::kVec;
+// Fixed-order combine of `count` partials by one block: K independent (L2) loads per thread in
+// flight, then the shuffle tree. The order depends on count and BLOCK only. Valid in thread 0.
+template <int BLOCK, class Op, class A>
+__device__ __forceinline__ A combine_partials(const A* p, int count) {
+  constexpr int K = 8;
   A acc = Op::template identity<A>();
-  const std::size_t g = std::size_t(blockIdx.x) * BLOCK + threadIdx.x;
-  const std::size_t stride = std::size_t(gridDim.x) * BLOCK;
-  std::size_t v = g;
-  for (; v + (UNROLL - 1) * stride < nvec; v += UNROLL * stride) {
+  for (int base = 0; base < count; base += K * BLOCK) {
+    A x[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int i = base + k * BLOCK + static_cast<int>(threadIdx.x);
+      x[k] = i < count ? __ldcg(p + i) : Op::template identity<A>();  // L2: written by other SMs
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc = Op::combine(acc, x[k]);
+  }
+  return block_reduce<BLOCK, Op>(acc);
+}
+
+// Pass-1 epilogue (block_val valid in thread 0). !FUSED: store the partial; a second kernel
+// (reduce_final) combines. FUSED: the block that arrives last on the device-scope counter
+// (acq_rel: every other partial is visible to it) combines all partials in block order --
+// the same fixed order whichever block is last -- writes *out and re-arms the counter.
+template <int BLOCK, bool FUSED, class Op, class A, class OutT>
+__device__ __forceinline__ void finish_block(A block_val, A* partials, unsigned* done, OutT* out) {
+  if constexpr (!FUSED) {
+    if (threadIdx.x == 0) partials[blockIdx.x] = block_val;
+  } else {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+      partials[blockIdx.x] = block_val;
+      ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> cnt(*done);
+      last = cnt.fetch_add(1u, ::cuda::std::memory_order_acq_rel) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();  // the other threads of this block read what thread 0 acquired
+    const A total = combine_partials<BLOCK, Op>(partials, static_cast<int>(gridDim.x));
+    if (threadIdx.x == 0) {
+      *out = static_cast<OutT>(total);
+      ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*done).store(
+          0u, ::cuda::std::memory_order_relaxed);  // next launch (stream order) sees 0
+    }
+  }
+}
+
+// Pass 1 over a fixed grid. The vectors are cut into tiles of BLOCK * UNROLL; block b takes
+// tiles b, b + grid, ... (grid-stride over tiles). In a tile, thread t loads vectors t,
+// t + BLOCK, ... (UNROLL independent coalesced 16-byte loads, all issued before any is
+// used), so full tiles need no bounds checks. The partial last tile and the < V scalars
+// before the first aligned vector and after the last one go to the block that owns tile
+// `full` in this order (it has the fewest full tiles).
+// Resident blocks per SM the modern rung asks ptxas for: a full SM (2048 threads) up to 4
+// vectors per thread, half of it above (the same bytes in flight, twice the registers).
+template <int BLOCK, int UNROLL>
+constexpr int modern_min_blocks() {
+  return UNROLL > 4 ? 1024 / BLOCK : 2048 / BLOCK;
+}
+
+template <int BLOCK, int UNROLL, bool FUSED, class Op, class A, class L, class OutT>
+__global__ void __launch_bounds__(BLOCK, (modern_min_blocks<BLOCK, UNROLL>()))
+    reduce_modern_pass1(L ld, std::size_t head, std::size_t nvec, std::size_t n, A* partials,
+                        unsigned* done, OutT* out) {
+  static_assert(UNROLL >= 1 && BLOCK >= L::kVec, "bad modern-rung configuration");
+  constexpr int V = L::kVec;
+  constexpr std::size_t TILE = std::size_t(BLOCK) * UNROLL;
+  const std::size_t full = nvec / TILE;
+  A acc = Op::template identity<A>();
+#pragma unroll 1  // UNROLL alone sets the loads in flight (and the registers)
+  for (std::size_t t = blockIdx.x; t < full; t += gridDim.x) {
+    const std::size_t i0 = head + (t * TILE + threadIdx.x) * V;
     typename L::Raw r[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) r[u] = ld.load(head + (v + u * stride) * V);
+    for (int u = 0; u < UNROLL; ++u) r[u] = ld.load(i0 + std::size_t(u) * BLOCK * V);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      acc = ld.template fold<Op, A>(r[u], head + (v + u * stride) * V, acc);
+      acc = ld.template fold<Op, A>(r[u], i0 + std::size_t(u) * BLOCK * V, acc);
   }
-  for (; v < nvec; v += stride)
-    acc = ld.template fold<Op, A>(ld.load(head + v * V), head + v * V, acc);
-  if (g < head) acc = Op::combine(acc, leaf<Op, A>(ld, g));
-  const std::size_t t = head + nvec * V + g;
-  if (g < std::size_t(V) && t < n) acc = Op::combine(acc, leaf<Op, A>(ld, t));
+  if (blockIdx.x == full % gridDim.x) {  // < 1 tile in one block: kept simple (and small)
+#pragma unroll 1
+    for (std::size_t v = full * TILE + threadIdx.x; v < nvec; v += BLOCK)
+      acc = ld.template fold<Op, A>(ld.load(head + v * V), head + v * V, acc);
+    if (threadIdx.x < head) acc = Op::combine(acc, leaf<Op, A>(ld, threadIdx.x));
+    const std::size_t t = head + nvec * V + threadIdx.x;
+    if (threadIdx.x < unsigned(V) && t < n) acc = Op::combine(acc, leaf<Op, A>(ld, t));
+  }
   acc = block_reduce<BLOCK, Op>(acc);
-  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+  finish_block<BLOCK, FUSED, Op>(acc, partials, done, out);
 }
 
 // ---- Modern rung over padded fields: row segments ---------------------------------------------
@@ -578,8 +668,9 @@ struct ResidualRows {
   }
 };
 
-template <int BLOCK, class Op, class A, class RL>
-__global__ void __launch_bounds__(BLOCK) reduce_rows_pass1(RL ld, RowGeom geo, A* partials) {
+template <int BLOCK, bool FUSED, class Op, class A, class RL>
+__global__ void __launch_bounds__(BLOCK)
+    reduce_rows_pass1(RL ld, RowGeom geo, A* partials, unsigned* done, double* out) {
   const int lane = threadIdx.x & 31;
   const std::int64_t warp = (std::int64_t(blockIdx.x) * BLOCK + threadIdx.x) >> 5;
   const std::int64_t nwarps = std::int64_t(gridDim.x) * (BLOCK / 32);
@@ -590,15 +681,14 @@ __global__ void __launch_bounds__(BLOCK) reduce_rows_pass1(RL ld, RowGeom geo, A
     acc = ld.template fold<Op, A>(start, end, lane, acc);
   }
   acc = block_reduce<BLOCK, Op>(acc);
-  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+  finish_block<BLOCK, FUSED, Op>(acc, partials, done, out);
 }
 
-template <int BLOCK, class Op, class A>
-__global__ void __launch_bounds__(BLOCK) reduce_final(const A* partials, int count, double* out) {
-  A acc = Op::template identity<A>();
-  for (int i = threadIdx.x; i < count; i += BLOCK) acc = Op::combine(acc, partials[i]);
-  acc = block_reduce<BLOCK, Op>(acc);
-  if (threadIdx.x == 0) *out = static_cast<double>(acc);
+// Second launch of the !FUSED form: the same fixed-order combine as the fused last block.
+template <int BLOCK, class Op, class A, class OutT>
+__global__ void __launch_bounds__(BLOCK) reduce_final(const A* partials, int count, OutT* out) {
+  const A acc = combine_partials<BLOCK, Op>(partials, count);
+  if (threadIdx.x == 0) *out = static_cast<OutT>(acc);
 }
 
 template <class A>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
@@ -16,9 +17,6 @@
 #include "kernels/cuda/reduction_kernels.cuh"
 
 namespace heatsolve::cuda::detail {
-
-constexpr int kModernBlock = 256;
-constexpr int kModernUnroll = 4;
 
 // Resident blocks per SM of a kernel at `block` threads (queried once per instantiation).
 template <class Kernel>
@@ -28,44 +26,86 @@ int blocks_per_sm(Kernel k, int block) {
   return std::max(b, 1);
 }
 
-// Modern rung over positions [0, n) of loader ld: a fixed grid of min(ceil(nvec/256), 1024)
-// blocks -- a function of n only, so the result is bitwise the same on every GPU model (1024
-// blocks of 256 threads fill an H100/H200: 132 SMs x 8 resident blocks) -- then one block
-// combines the partials in order. Result in ws.d_result().
-constexpr int kModernMaxBlocks = 1024;
 // Accumulator of the modern rung: double for Sum / SumSquares; for MaxAbs the input type (the
 // maximum is exact in any precision, and comparing floats avoids float->double conversions).
 template <class Op, class T>
 using ModernAcc = std::conditional_t<std::is_same_v<Op, MaxAbsOp>, T, double>;
 
-template <class Op, class L, class A = double>
+// Compile-time form of a ModernReductionConfig.
+template <int BLOCK, int UNROLL, int MAX_BLOCKS, bool FUSED>
+struct ModernTuning {
+  static_assert(BLOCK % 32 == 0 && BLOCK >= 64 && BLOCK <= 1024, "block: whole warps, <= 1024");
+  static_assert(UNROLL >= 1 && MAX_BLOCKS >= 1, "bad modern-rung configuration");
+  static constexpr int kBlock = BLOCK, kUnroll = UNROLL, kMaxBlocks = MAX_BLOCKS;
+  static constexpr bool kFused = FUSED;
+  // Grid of the flat rung: one block per tile up to the cap -- a function of n only, so the
+  // result is bitwise the same on every GPU model.
+  static int grid(std::size_t nvec) {
+    const std::size_t tile = std::size_t(BLOCK) * UNROLL;
+    return static_cast<int>(std::clamp<std::size_t>((nvec + tile - 1) / tile, 1, MAX_BLOCKS));
+  }
+};
+template <class T>
+using SolverTuning = ModernTuning<modern_config<T>().block, modern_config<T>().unroll,
+                                  modern_config<T>().max_blocks, modern_config<T>().fused>;
+
+// Calls f(ModernTuning<...>{}) for the candidate equal to cfg; throws if there is none.
+template <class F, std::size_t... I>
+bool with_candidate_impl(const ModernReductionConfig& cfg, F& f, std::index_sequence<I...>) {
+  return ((kModernCandidates[I] == cfg &&
+           (f(ModernTuning<kModernCandidates[I].block, kModernCandidates[I].unroll,
+                           kModernCandidates[I].max_blocks, kModernCandidates[I].fused>{}),
+            true)) ||
+          ...);
+}
+template <class F>
+void with_candidate(const ModernReductionConfig& cfg, F&& f) {
+  constexpr std::size_t kCount = sizeof(kModernCandidates) / sizeof(kModernCandidates[0]);
+  if (!with_candidate_impl(cfg, f, std::make_index_sequence<kCount>{}))
+    throw std::invalid_argument("not a compiled modern-reduction configuration");
+}
+
+// Modern rung over positions [0, n) of loader ld (head scalars, nvec aligned vectors, the rest
+// scalars) with explicit scratch: `part` holds Tu::grid(nvec) partials, `done` is a zeroed
+// counter (fused form only). The result, converted to OutT, lands in *out.
+template <class Tu, class Op, class A, class L, class OutT>
+void launch_modern_raw(const L& ld, std::size_t head, std::size_t nvec, std::size_t n, A* part,
+                       unsigned* done, OutT* out, cudaStream_t s) {
+  const int grid = Tu::grid(nvec);
+  reduce_modern_pass1<Tu::kBlock, Tu::kUnroll, Tu::kFused, Op, A, L, OutT>
+      <<<grid, Tu::kBlock, 0, s>>>(ld, head, nvec, n, part, done, out);
+  CUDA_CHECK_LAUNCH();
+  if constexpr (!Tu::kFused) {
+    reduce_final<Tu::kBlock, Op, A, OutT><<<1, Tu::kBlock, 0, s>>>(part, grid, out);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+// Same, scratch and result in the workspace (result: ws.d_result()).
+template <class Tu, class Op, class A, class L>
 void launch_modern(const L& ld, std::size_t head, std::size_t nvec, std::size_t n, cudaStream_t s,
                    ReductionWorkspace& ws) {
-  constexpr int B = kModernBlock;
-  auto* k1 = reduce_modern_pass1<B, kModernUnroll, Op, A, L>;
-  const std::size_t want = std::max<std::size_t>((nvec + B - 1) / B, 1);
-  const int grid = static_cast<int>(std::min<std::size_t>(want, kModernMaxBlocks));
-  ws.reserve(std::size_t(grid) * sizeof(A));
-  A* part = static_cast<A*>(ws.partials(0));
-  k1<<<grid, B, 0, s>>>(ld, head, nvec, n, part);
-  CUDA_CHECK_LAUNCH();
-  reduce_final<B, Op, A><<<1, B, 0, s>>>(part, grid, ws.d_result());
-  CUDA_CHECK_LAUNCH();
+  ws.reserve(std::size_t(Tu::grid(nvec)) * sizeof(A));
+  launch_modern_raw<Tu, Op, A>(ld, head, nvec, n, static_cast<A*>(ws.partials(0)), ws.d_counter(),
+                               ws.d_result(), s);
 }
 
 // Modern rung over the interior rows of a padded field (see RowGeom): fixed grid of
-// min(ceil(items / 8), 1024) blocks, then the ordered final pass.
-template <class Op, class A, class RL>
+// min(ceil(items / warps per block), max_blocks) blocks, then the ordered combine.
+template <class Tu, class Op, class A, class RL>
 void launch_rows(const RL& ld, const RowGeom& geo, cudaStream_t s, ReductionWorkspace& ws) {
-  constexpr int B = kModernBlock;
+  constexpr int B = Tu::kBlock;
   const std::int64_t want = std::max<std::int64_t>((geo.items + B / 32 - 1) / (B / 32), 1);
-  const int grid = static_cast<int>(std::min<std::int64_t>(want, kModernMaxBlocks));
+  const int grid = static_cast<int>(std::min<std::int64_t>(want, Tu::kMaxBlocks));
   ws.reserve(std::size_t(grid) * sizeof(A));
   A* part = static_cast<A*>(ws.partials(0));
-  reduce_rows_pass1<B, Op, A><<<grid, B, 0, s>>>(ld, geo, part);
+  reduce_rows_pass1<B, Tu::kFused, Op, A>
+      <<<grid, B, 0, s>>>(ld, geo, part, ws.d_counter(), ws.d_result());
   CUDA_CHECK_LAUNCH();
-  reduce_final<B, Op, A><<<1, B, 0, s>>>(part, grid, ws.d_result());
-  CUDA_CHECK_LAUNCH();
+  if constexpr (!Tu::kFused) {
+    reduce_final<B, Op, A, double><<<1, B, 0, s>>>(part, grid, ws.d_result());
+    CUDA_CHECK_LAUNCH();
+  }
 }
 
 inline RowGeom row_geometry(const GridDesc& g, std::int64_t seg_len) {
