@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,11 @@ struct BackendOptions {
   std::string kernel = "auto";        // stencil variant name (CUDA); "auto" times candidates
   std::array<int, 3> block{0, 0, 0};  // optional thread-block shape; 0 = variant default
   int device = -1;                    // CUDA device; -1 = current
+  // "auto" tuning under domain decomposition: called with the candidates' times (ms, the
+  // same candidates in the same order on every rank) to replace them by values all ranks
+  // agree on (a max over ranks), so that every rank picks the same variant; ranks that
+  // picked differently would each wait for the slowest. Unset: this process decides alone.
+  std::function<void(std::vector<double>&)> agree_timings;
 };
 
 template <typename T>

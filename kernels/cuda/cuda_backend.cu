@@ -333,8 +333,8 @@ class CudaBackend final : public Backend<T> {
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
-    Choice best{StencilVariant::Naive, {}, ""};
-    float best_ms = std::numeric_limits<float>::max();
+    std::vector<Choice> candidates;
+    std::vector<double> times;
     try {
       for (StencilVariant v : kAllStencilVariants) {
         StencilShape shape;
@@ -355,10 +355,8 @@ class CudaBackend final : public Backend<T> {
         CUDA_CHECK(cudaEventSynchronize(e1));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (ms < best_ms) {
-          best_ms = ms;
-          best = Choice{v, shape, stencil_variant_name(v)};
-        }
+        candidates.push_back(Choice{v, shape, stencil_variant_name(v)});
+        times.push_back(ms);
       }
     } catch (...) {
       cudaEventDestroy(e0);
@@ -367,7 +365,9 @@ class CudaBackend final : public Backend<T> {
     }
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
-    return best;
+    if (opts_.agree_timings) opts_.agree_timings(times);
+    const auto best = std::min_element(times.begin(), times.end()) - times.begin();
+    return candidates[best];
   }
 
   // `time_block: auto`: times single steps of the chosen variant and passes of k = 2, 4, 8
