@@ -79,7 +79,7 @@ template <class T, class Acc, bool kCols>
 constexpr TallSkinnyTuning ts_tuning() {
   if (kCols) return {1, 1};                               // Anderson's column history
   if (sizeof(T) == 4 && sizeof(Acc) == 4) return {2, 3};  // float in float
-  if (sizeof(T) == 4) return {1, 3};                      // float in double
+  if (sizeof(T) == 4) return {2, 2};                      // float in double
   return {1, 1};                                          // double
 }
 

@@ -60,8 +60,8 @@ struct ModernReductionConfig {
 // THE solver's choice: the configuration of ReductionVariant::Modern and of the field norms
 // (reduce_interior / _diff / _residual; `unroll` is then the vectors per lane per row step).
 // Switch here after a bench run; any value works (it need not be a candidate below).
-inline constexpr ModernReductionConfig kModernConfigFloat{256, 4, 4096, true};
-inline constexpr ModernReductionConfig kModernConfigDouble{256, 4, 4096, true};
+inline constexpr ModernReductionConfig kModernConfigFloat{256, 8, 4096, true};
+inline constexpr ModernReductionConfig kModernConfigDouble{256, 8, 4096, true};
 
 template <typename T>
 constexpr ModernReductionConfig modern_config() {
