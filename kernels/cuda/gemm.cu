@@ -551,12 +551,11 @@ struct DmmaConfig {
   static constexpr int MMA_K = 4;
 };
 
-template <bool kVec>
+template <int MMA_K, bool kVec>
 void launch_dmma(int M, int N, int K, const double* A, const double* B, double* C, cudaStream_t s) {
   using Cfg = DmmaConfig;
-  using Tile = DmmaTile<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, Cfg::MMA_K, kVec>;
-  auto* kernel =
-      gemm_dmma<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, Cfg::MMA_K, kVec>;
+  using Tile = DmmaTile<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, MMA_K, kVec>;
+  auto* kernel = gemm_dmma<Cfg::BM, Cfg::BN, Cfg::BK, Cfg::WM, Cfg::WN, Cfg::STAGES, MMA_K, kVec>;
   // More than the default 48 KiB of dynamic shared memory needs an opt-in (per device; cheap,
   // so done at every launch rather than cached).
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -567,6 +566,15 @@ void launch_dmma(int M, int N, int K, const double* A, const double* B, double* 
 
 inline bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+template <int MMA_K>
+void launch_dmma_any(int M, int N, int K, const double* A, const double* B, double* C,
+                     cudaStream_t s) {
+  if (K % 2 == 0 && N % 2 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
+    launch_dmma<MMA_K, true>(M, N, K, A, B, C, s);
+  else
+    launch_dmma<MMA_K, false>(M, N, K, A, B, C, s);
 }
 
 template <class T>
@@ -597,12 +605,8 @@ void launch_gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* 
       break;
     }
     case GemmVariant::TensorCore:
-      if constexpr (std::is_same_v<T, double>) {
-        if (K % 2 == 0 && N % 2 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
-          launch_dmma<true>(M, N, K, A, B, C, s);
-        else
-          launch_dmma<false>(M, N, K, A, B, C, s);
-      }
+      if constexpr (std::is_same_v<T, double>)
+        launch_dmma_any<DmmaConfig::MMA_K>(M, N, K, A, B, C, s);
       break;
     case GemmVariant::RegisterTiled: {
       using Cfg = RegTileConfig<T>;
@@ -625,6 +629,18 @@ void launch_gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* 
 }
 
 }  // namespace detail
+
+void gemm_tensor_core_f64(int mma_k, int M, int N, int K, const double* A, const double* B,
+                          double* C, cudaStream_t stream) {
+  if (M <= 0 || N <= 0) return;
+  if (mma_k == 4)
+    detail::launch_dmma_any<4>(M, N, K, A, B, C, stream);
+  else if (mma_k == 16)
+    detail::launch_dmma_any<16>(M, N, K, A, B, C, stream);
+  else
+    throw std::invalid_argument("gemm_tensor_core_f64: mma_k is 4 or 16");
+  CUDA_CHECK_LAUNCH();
+}
 
 template <typename T>
 void gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* C, cudaStream_t stream) {

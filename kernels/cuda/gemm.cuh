@@ -55,6 +55,10 @@ bool parse_gemm_variant(const std::string& name, GemmVariant* out);  // also "fa
 // pointers, any M, N, K >= 0. Asynchronous on `stream`.
 template <typename T>
 void gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* C, cudaStream_t stream);
+// The FP64 tensor-core rung with an explicit mma shape, for the benchmark that times both:
+// 4 = m8n8k4 (the shape GemmVariant::TensorCore uses), 16 = m16n8k16 (sm_90). Throws otherwise.
+void gemm_tensor_core_f64(int mma_k, int M, int N, int K, const double* A, const double* B,
+                          double* C, cudaStream_t stream);
 
 // ---- Tall-skinny C = A^T B ------------------------------------------------------------------
 constexpr int kTallSkinnyMax = 16;  // m, n <= 16
