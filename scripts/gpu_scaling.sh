@@ -7,8 +7,9 @@
 # local block, no exchange) and the rest (halo exchange and whatever overlap did not hide),
 # for each halo transport with overlap on and off.
 #   scripts/gpu_scaling.sh <heatsolve> [max GPUs] [work dir]
-# Environment: KERNEL (execution.kernel, default auto: each rank tunes on its own), REPEAT
-# (runs of each case, default 2: the table shows the fastest and the spread).
+# Environment: KERNEL (execution.kernel, default auto: the ranks agree on one variant), REPEAT
+# (runs of each case, default 2: the table shows the fastest and the spread), HALOS (halo
+# transports to run, default "ipc staged").
 # Prints one table (markdown) last; the summaries stay under the work dir.
 set -uo pipefail
 HS=$(realpath "$1")
@@ -18,6 +19,7 @@ DECK=$(realpath inputs/bench512.yaml)
 PYTHON=${PYTHON:-python3}
 KERNEL=${KERNEL:-auto}
 REPEAT=${REPEAT:-2}
+HALOS=${HALOS:-ipc staged}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$WORK"
@@ -45,7 +47,7 @@ run strong_1 1 1024 1024 1024 300
 for np in 2 4 8; do
   [ "$np" -le "$NG" ] || continue
   run "strong_compute_$np" 1 1024 1024 $((1024 / np)) 300
-  for halo in ipc staged; do
+  for halo in $HALOS; do
     for overlap in true false; do
       run "weak_${np}_${halo}_$overlap" "$np" 512 512 $((512 * np)) 1000 \
         --set execution.halo=$halo --set execution.overlap=$overlap
