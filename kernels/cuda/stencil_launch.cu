@@ -281,29 +281,29 @@ const std::vector<Entry>& table() {
       HS_ENTRY_PD(SV::Register25D, 2, 256, 1, 0, 1, 4, 0, launch_register, 256, 1, 1, 4),
       // 2.5d-async (ours): bx x by threads, ry rows per thread, st ring stages, cb bytes per
       // cp.async, mb minimum resident blocks
-      // (defaults: float 3D 64x4 ry2 = 64x8 tiles, 8 stages of 16-byte copies, capped at 8
-      // blocks/SM = 32 registers: 8 x 6 planes x 2.6 KB = 127 KB in flight per SM, about what
-      // the copy kernel keeps; double 3D 64x4 ry2 6 stages at 6 blocks/SM, same bytes)
+      // (first = default, ordered by the H200 bench of docs/performance.md: 3D float 128x2 ry2
+      // = 128x4 tiles, 8 stages of 16-byte copies at 8 blocks/SM (32 registers); 3D double
+      // 64x4 ry2, 6 stages of 8-byte copies; 2D 512-wide segments)
+      HS_ENTRY_ASYNC(3, 128, 2, 2, 8, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 16, 8, 4),
+      HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 8, 5, 8),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 6, 8),
       HS_ENTRY_ASYNC(3, 32, 8, 2, 8, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 32, 8, 1, 12, 16, 8, 4),
-      HS_ENTRY_ASYNC(3, 128, 2, 2, 8, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 8, 1, 16, 16, 4, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 4, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 8, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 4, 6, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 0, 4),
       HS_ENTRY_ASYNC(3, 32, 8, 1, 8, 16, 8, 8),
-      HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 8, 5, 8),
       // 2D: one x row segment per stage, so more stages for the same bytes in flight
+      HS_ENTRY_ASYNC(2, 512, 1, 1, 16, 16, 4, 4),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 16, 8, 4),
+      HS_ENTRY_ASYNC(2, 512, 1, 1, 8, 16, 4, 8),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 10, 16, 8, 8),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 24, 16, 8, 4),
-      HS_ENTRY_ASYNC(2, 512, 1, 1, 16, 16, 4, 4),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 8, 16, 8, 0),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 4, 8, 4),
-      HS_ENTRY_ASYNC(2, 512, 1, 1, 8, 16, 4, 8),
   };
   return t;
 }
