@@ -92,12 +92,12 @@ void bench_gemm(int max_size, const std::string& prec, cudaStream_t s, Cublas& c
         time_median_ms([&] { cb.gemm(M, N, K, A.get(), B.get(), Cref.get()); }, s, budget, 2, 20);
     const auto ref = to_host(Cref.get(), ne, s);
     const double cb_gflops = flops / (t_cb * 1e6);
-    for (GemmVariant v : gemm_ladder<T>()) {  // float: no tensor_core row (see gemm.cuh)
+    // One row: `run` computes C (poisoned first, so an unwritten element fails rel_err).
+    const auto time_row = [&](const std::string& name, const auto& run) {
       CUDA_CHECK(cudaMemsetAsync(C.get(), 0xFF, ne * sizeof(T), s));  // NaN poison
-      const double t =
-          time_median_ms([&] { gemm(v, M, N, K, A.get(), B.get(), C.get(), s); }, s, budget, 1, 20);
+      const double t = time_median_ms(run, s, budget, 1, 20);
       GemmBenchRow r;
-      r.kernel = gemm_variant_name(v);
+      r.kernel = name;
       r.precision = prec;
       r.M = M, r.N = N, r.K = K;
       r.ms = t;
@@ -105,22 +105,12 @@ void bench_gemm(int max_size, const std::string& prec, cudaStream_t s, Cublas& c
       r.pct_cublas = 100.0 * r.gflops / cb_gflops;
       r.rel_err = rel_fro(to_host(C.get(), ne, s), ref);
       res.gemm.push_back(r);
-    }
-    if constexpr (std::is_same_v<T, double>) {  // the m8n8k4 DMMA shape, for comparison
-      CUDA_CHECK(cudaMemsetAsync(C.get(), 0xFF, ne * sizeof(T), s));
-      const double t =
-          time_median_ms([&] { gemm_tensor_core_f64(4, M, N, K, A.get(), B.get(), C.get(), s); }, s,
-                         budget, 1, 20);
-      GemmBenchRow r;
-      r.kernel = "tensor_core_m8n8k4";
-      r.precision = prec;
-      r.M = M, r.N = N, r.K = K;
-      r.ms = t;
-      r.gflops = flops / (t * 1e6);
-      r.pct_cublas = 100.0 * r.gflops / cb_gflops;
-      r.rel_err = rel_fro(to_host(C.get(), ne, s), ref);
-      res.gemm.push_back(r);
-    }
+    };
+    for (GemmVariant v : gemm_ladder<T>())  // float: no tensor_core row (see gemm.cuh)
+      time_row(gemm_variant_name(v), [&] { gemm(v, M, N, K, A.get(), B.get(), C.get(), s); });
+    if constexpr (std::is_same_v<T, double>)  // the m8n8k4 DMMA shape, for comparison
+      time_row("tensor_core_m8n8k4",
+               [&] { gemm_tensor_core_f64(4, M, N, K, A.get(), B.get(), C.get(), s); });
     GemmBenchRow r;
     r.kernel = "cublas";
     r.precision = prec;
