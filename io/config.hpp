@@ -4,10 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
@@ -69,7 +68,7 @@ struct Config {
   Precision precision = Precision::Double;
   std::string kernel = "auto";
   std::array<int, 3> block{0, 0, 0};
-  int time_block = 0;                      // temporal blocking factor; 0 = auto
+  int time_block = 0;                         // temporal blocking factor; 0 = auto
   std::array<int, 3> decomposition{0, 0, 0};  // 0 = MPI_Dims_create decides
   HaloMode halo = HaloMode::Auto;
   bool overlap = true;
