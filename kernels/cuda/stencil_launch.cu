@@ -281,9 +281,10 @@ const std::vector<Entry>& table() {
       HS_ENTRY_PD(SV::Register25D, 2, 256, 1, 0, 1, 4, 0, launch_register, 256, 1, 1, 4),
       // 2.5d-async (ours): bx x by threads, ry rows per thread, st ring stages, cb bytes per
       // cp.async, mb minimum resident blocks
-      // (first = default, ordered by the H200 bench of docs/performance.md: 3D float 128x2 ry2
-      // = 128x4 tiles, 8 stages of 16-byte copies at 8 blocks/SM (32 registers); 3D double
+      // (first = default, ordered by the H200 bench of docs/performance.md: 3D float 256x2 ry2
+      // = 256x4 tiles, 8 stages of 16-byte copies at 4 blocks/SM of 512 threads; 3D double
       // 64x4 ry2, 6 stages of 8-byte copies; 2D 512-wide segments)
+      HS_ENTRY_ASYNC(3, 256, 2, 2, 8, 16, 4, 4),
       HS_ENTRY_ASYNC(3, 128, 2, 2, 8, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 16, 8, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 8, 5, 8),
@@ -296,6 +297,8 @@ const std::vector<Entry>& table() {
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 4, 6, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 0, 4),
       HS_ENTRY_ASYNC(3, 32, 8, 1, 8, 16, 8, 8),
+      // 512 threads: 128x8 tiles (less halo per output than 128x4, but slower: 62 %)
+      HS_ENTRY_ASYNC(3, 128, 4, 2, 8, 16, 4, 4),
       // 2D: one x row segment per stage, so more stages for the same bytes in flight
       HS_ENTRY_ASYNC(2, 512, 1, 1, 16, 16, 4, 4),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 16, 8, 4),
