@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/reduction_kernels.cuh"  // VecT
@@ -319,39 +320,6 @@ __device__ __forceinline__ void dmma_m16n8k16(double (&d0)[2], double (&d1)[2],
 #endif
 }
 
-// cp.async of BYTES (8 or 16) from global to shared memory, zero-filled when !valid (the
-// source is then not read: src-size 0). 16-byte copies bypass L1 (.cg), 8-byte ones must
-// use .ca.
-template <int BYTES>
-__device__ __forceinline__ void cp_async_zfill(double* smem, const double* gmem, bool valid) {
-  static_assert(BYTES == 8 || BYTES == 16, "cp.async size");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = valid ? BYTES : 0;
-  if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
-                 "r"(src_bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(gmem),
-                 "r"(src_bytes)
-                 : "memory");
-#else
-  *smem = valid ? *gmem : 0.0;
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
 // A block computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps; a warp owns a WM x WN
 // tile as (WM/8) x (WN/8) m8n8 accumulators (2 doubles per lane each), and per k-step of 4
 // loads WM/8 A fragments and WN/8 B fragments (one LDS.64 each) for (WM/8)(WN/8) DMMAs.
@@ -365,6 +333,21 @@ __device__ __forceinline__ void cp_async_wait() {
 // the last k-step of the current one, so its DMMAs cover the barrier (one barrier per slice).
 // kVec: 16-byte copies (K, N even, A, B, C 16-byte aligned); otherwise 8-byte copies. Either way
 // out-of-range elements are zero-filled and only in-range C elements are written.
+// One thread's share of a slice: CP copies of VW doubles at rows row, row + RSTEP, ... of a
+// row-major matrix (leading dimension ld, `rows` rows) into shared rows of stride SS;
+// zero-filled past the last row or when the column chunk is outside (`col_ok` false).
+// `any` is a valid address, never read, for the zero-filled copies.
+template <int CP, int RSTEP, int SS, int VW>
+__device__ __forceinline__ void stage_rows(double* dst, const double* src, std::int64_t ld, int row,
+                                           int rows, bool col_ok, const double* any) {
+#pragma unroll
+  for (int i = 0; i < CP; ++i) {
+    const bool ok = row + i * RSTEP < rows && col_ok;
+    cp_async_zfill<VW * 8>(shared_address(dst + i * RSTEP * SS),
+                           ok ? src + std::int64_t(i) * RSTEP * ld : any, ok);
+  }
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MMA_K, bool kVec>
 struct DmmaTile {
   static constexpr int kThreads = (BM / WM) * (BN / WN) * 32;
@@ -409,25 +392,13 @@ __global__ void __launch_bounds__(DmmaTile<BM, BN, BK, WM, WN, STAGES, MMA_K, kV
   const int a_r = tid / A_CPR, a_c = (tid % A_CPR) * VW;
   const int b_r = tid / B_CPR, b_c = (tid % B_CPR) * VW;
   auto load_slice = [&](int kt, int stage) {
-    const int k0 = kt * BK;
-    double* const as = As + stage * BM * SA + a_r * SA + a_c;
-    double* const bs = Bs + stage * BK * SB + b_r * SB + b_c;
-    const int gk = k0 + a_c;
-    const double* ga = A + std::int64_t(m0 + a_r) * K + gk;
-#pragma unroll
-    for (int i = 0; i < A_CP; ++i) {
-      const bool ok = m0 + a_r + i * A_RSTEP < M && gk < K;
-      cp_async_zfill<VW * 8>(as + i * A_RSTEP * SA, ok ? ga + std::int64_t(i) * A_RSTEP * K : A,
-                             ok);
-    }
-    const int gn = n0 + b_c;
-    const double* gb = B + std::int64_t(k0 + b_r) * N + gn;
-#pragma unroll
-    for (int i = 0; i < B_CP; ++i) {
-      const bool ok = k0 + b_r + i * B_RSTEP < K && gn < N;
-      cp_async_zfill<VW * 8>(bs + i * B_RSTEP * SB, ok ? gb + std::int64_t(i) * B_RSTEP * N : B,
-                             ok);
-    }
+    const int k0 = kt * BK, gk = k0 + a_c, gn = n0 + b_c;
+    stage_rows<A_CP, A_RSTEP, SA, VW>(As + stage * BM * SA + a_r * SA + a_c,
+                                      A + std::int64_t(m0 + a_r) * K + gk, K, m0 + a_r, M, gk < K,
+                                      A);
+    stage_rows<B_CP, B_RSTEP, SB, VW>(Bs + stage * BK * SB + b_r * SB + b_c,
+                                      B + std::int64_t(k0 + b_r) * N + gn, N, k0 + b_r, K, gn < N,
+                                      B);
   };
   // Fragments of k-step ks of ring slot `stage` (layout above: a = A[g][t], b = B[t][g]).
   auto load_frags = [&](double(&a)[FM], double(&b)[FN], int stage, int ks) {
@@ -562,10 +533,6 @@ void launch_dmma(int M, int N, int K, const double* A, const double* B, double* 
                                   int(Tile::kSmemBytes)));
   const dim3 grid((N + Cfg::BN - 1) / Cfg::BN, (M + Cfg::BM - 1) / Cfg::BM);
   kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, s>>>(M, N, K, A, B, C);
-}
-
-inline bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
 template <int MMA_K>

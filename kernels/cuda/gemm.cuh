@@ -39,7 +39,7 @@ enum class GemmVariant {
   TiledUnroll,    // + the inner product loop fully unrolled (cumulative: prefetch + unroll)
   RegisterTiled,  // thread coarsening: 128x128 block tile, 8x8 outputs per thread, 16-byte
                   // loads, double-buffered shared memory (the fastest FMA rung)
-  TensorCore,     // double: FP64 tensor cores (mma.sync m8n8k4 .f64 = DMMA), 128x128x16 block
+  TensorCore,     // double: FP64 tensor cores (mma.sync m16n8k16 .f64 = DMMA), 128x128x16 block
                   // tile, 64x32 warp tiles, 3-stage cp.async pipeline. float: runs the
                   // register-tiled kernel (no pedantic FP32 tensor-core path; TF32 is not FP32)
 };
@@ -56,9 +56,17 @@ bool parse_gemm_variant(const std::string& name, GemmVariant* out);  // also "fa
 template <typename T>
 void gemm(GemmVariant v, int M, int N, int K, const T* A, const T* B, T* C, cudaStream_t stream);
 // The FP64 tensor-core rung with an explicit mma shape, for the benchmark that times both:
-// 4 = m8n8k4 (the shape GemmVariant::TensorCore uses), 16 = m16n8k16 (sm_90). Throws otherwise.
+// 16 = m16n8k16 (sm_90, the shape GemmVariant::TensorCore uses), 4 = m8n8k4 (sm_80+). Throws
+// otherwise.
 void gemm_tensor_core_f64(int mma_k, int M, int N, int K, const double* A, const double* B,
                           double* C, cudaStream_t stream);
+
+namespace detail {
+// 16-byte alignment, the condition of the kernels' vector paths.
+inline bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+}  // namespace detail
 
 // ---- Tall-skinny C = A^T B ------------------------------------------------------------------
 constexpr int kTallSkinnyMax = 16;  // m, n <= 16

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/grid.hpp"
 #include "kernels/stencil.hpp"
@@ -519,28 +520,6 @@ struct AsyncTile {
   static_assert(V * sizeof(T) <= 16, "cp.async copies at most 16 bytes");
 };
 
-// cp.async of BYTES (4, 8 or 16) from global to shared; 16-byte copies bypass L1 (.cg).
-template <int BYTES>
-__device__ __forceinline__ void cp_async(std::uint32_t dst_shared, const void* src_global) {
-  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
-  const std::size_t src = __cvta_generic_to_global(src_global);
-  if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst_shared), "l"(src)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst_shared), "l"(src),
-                 "n"(BYTES)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most N of this thread's most recent groups are pending.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
 template <typename T, int DIM, int TX, int BY, int RY, int S, int CB, int MINB>
 __global__ void __launch_bounds__(TX* BY, MINB)
     stencil_async_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
@@ -553,7 +532,7 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   constexpr int NT = TX * BY, OPS = Tile::OPS, OPS_PER_THREAD = (OPS + NT - 1) / NT;
   extern __shared__ __align__(16) unsigned char async_smem[];
   T* const ring = reinterpret_cast<T*>(async_smem);
-  const std::uint32_t ring_shared = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+  const std::uint32_t ring_shared = shared_address(ring);
 
   const int tx = threadIdx.x, ty = DIM == 3 ? int(threadIdx.y) : 0, t = tx + TX * ty;
   const int x0 = blockIdx.x * TX, y0 = DIM == 3 ? int(blockIdx.y) * TY : 0;
