@@ -22,8 +22,8 @@ enum class HaloMode { Auto, Staged, CudaAware, Ipc };
 // Every valid `execution.kernel` name; the deck validator accepts exactly these. Backends that
 // add a stencil variant add its name here.
 inline const std::vector<std::string> kKernelNames{
-    "auto",          "naive",      "shared",  "nondivergent", "2.5d", "2.5d-single-slice",
-    "2.5d-register", "2.5d-async", "temporal"};
+    "auto",          "naive",      "shared",   "nondivergent", "2.5d", "2.5d-single-slice",
+    "2.5d-register", "2.5d-async", "2.5d-tma", "temporal"};
 
 // A spatial field description, used for `initial` and `source`.
 struct Shape {

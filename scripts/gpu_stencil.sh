@@ -42,7 +42,7 @@ fi
 
 if has e2e; then
   stamp e2e
-  for kern in auto 2.5d-register temporal; do
+  for kern in auto 2.5d-register 2.5d-tma temporal; do
     for tb in auto; do
       d=/tmp/e2e-$kern
       timeout 120 "$HS" run inputs/bench512.yaml --overwrite -q --set execution.kernel=$kern \
@@ -67,7 +67,7 @@ if has sanitize; then
   stamp sanitize
   mkdir -p /tmp/san
   SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-120} \
-  SANITIZE_FILTER=${SANITIZE_FILTER:-'CudaTemporal.EveryShapeMatchesSingleStepsFloat:CudaTemporal.BackendStepsDouble:CudaStencil.EveryCompiledShapeFloat'} \
+  SANITIZE_FILTER=${SANITIZE_FILTER:-'CudaTemporal.EveryShapeMatchesSingleStepsFloat:CudaTemporal.BackendStepsDouble:CudaStencil.EveryCompiledShapeFloat:CudaStencil.AsyncEdgesFloat'} \
     bash scripts/sanitize_gpu.sh "$TESTS" /tmp/san
   cat /tmp/san/sanitize_*.log >"$OUT/sanitize.log" 2>/dev/null
 fi

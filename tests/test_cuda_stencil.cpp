@@ -28,7 +28,8 @@ namespace heatsolve {
 namespace {
 
 const std::vector<std::string> kVariants = {
-    "naive", "shared", "nondivergent", "2.5d", "2.5d-single-slice", "2.5d-register", "2.5d-async"};
+    "naive",         "shared",     "nondivergent", "2.5d", "2.5d-single-slice",
+    "2.5d-register", "2.5d-async", "2.5d-tma"};
 
 #define SKIP_WITHOUT_GPU()                                                    \
   do {                                                                        \
@@ -379,7 +380,8 @@ void check_all_shapes() {
       std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, dims);
       const bool streaming = v == StencilVariant::Streaming25D ||
                              v == StencilVariant::SingleSlice25D ||
-                             v == StencilVariant::Register25D || v == StencilVariant::Async25D;
+                             v == StencilVariant::Register25D || v == StencilVariant::Async25D ||
+                             v == StencilVariant::Tma25D;
       if (streaming)
         for (std::size_t q = 0, m = shapes.size(); q < m; ++q) {
           cuda::StencilShape s = shapes[q];
@@ -412,8 +414,9 @@ TEST(CudaStencil, EveryCompiledShapeDouble) {
   check_all_shapes<double>();
 }
 
-// 2.5d-async stages planes with vector cp.async whose alignment depends on nx, on the plane
-// and on the buffer address: every compiled shape on grids of both nx parities, degenerate
+// 2.5d-async and 2.5d-tma stage planes with copies whose alignment depends on nx, on the plane
+// and on the buffer address (vector cp.async; 16-byte aligned bulk row copies): every
+// compiled shape of both on grids of both nx parities, degenerate
 // extents (nx, ny or nz = 1; a tile wider than the grid; several partial tiles), chunks of
 // 1, 3 and auto planes (fewer planes than stages), buffers shifted by 0..3 elements, with
 // and without a source; ghost cells of `out` must stay untouched (poisoned).
@@ -425,9 +428,9 @@ void check_async_edges() {
   };
   const std::vector<Case> cases =
       quick() ? std::vector<Case>{{3, 38, 9, 5}, {2, 66, 7, 1}}
-              : std::vector<Case>{{3, 38, 29, 23}, {3, 130, 9, 7}, {3, 37, 1, 1},
-                                  {3, 1, 5, 3},    {3, 6, 17, 2},  {2, 66, 45, 1},
-                                  {2, 600, 7, 1},  {2, 67, 1, 1},  {2, 1, 9, 1}};
+              : std::vector<Case>{{3, 38, 29, 23}, {3, 130, 9, 7},  {3, 37, 1, 1},  {3, 1, 5, 3},
+                                  {3, 6, 17, 2},   {3, 259, 35, 6}, {2, 66, 45, 1}, {2, 1030, 4, 1},
+                                  {2, 600, 7, 1},  {2, 67, 1, 1},   {2, 1, 9, 1}};
   const BoundaryFaces bc = bc_cases().back().faces;
   for (const Case& cs : cases) {
     GridDesc g;
@@ -450,37 +453,37 @@ void check_async_edges() {
     const std::size_t padded = n + kMaxShift;
     auto du = dev->allocate(padded), df = dev->allocate(padded), dout = dev->allocate(padded);
     const std::vector<T> poison(padded, std::numeric_limits<T>::quiet_NaN());
-    for (const cuda::StencilShape& base :
-         cuda::compiled_shapes<T>(StencilVariant::Async25D, g.dims))
-      for (int chunk : {0, 1, 3})
-        for (int shift = 0; shift <= kMaxShift; ++shift)
-          for (bool with_f : {true, false}) {
-            cuda::StencilShape s = base;
-            s.bz = chunk;
-            SCOPED_TRACE(s.str() + " grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) +
-                         "x" + std::to_string(g.nz) + " " + std::to_string(g.dims) + "D shift " +
-                         std::to_string(shift) + (with_f ? " source" : " no source"));
-            std::vector<T> host(padded, T(0));
-            std::copy(u.begin(), u.end(), host.begin() + shift);
-            du->copy_from_host(host.data());
-            std::fill(host.begin(), host.end(), T(0));
-            std::copy(f.begin(), f.end(), host.begin() + shift);
-            df->copy_from_host(host.data());
-            dout->copy_from_host(poison.data());
-            cuda::launch_stencil<T>(StencilVariant::Async25D, s, du->data() + shift,
-                                    dout->data() + shift, with_f ? df->data() + shift : nullptr, g,
-                                    c, nullptr);
-            dev->synchronize();
-            dout->copy_to_host(host.data());
-            const std::vector<T> got(host.begin() + shift, host.begin() + shift + n);
-            std::string where;
-            EXPECT_LE(max_rel_interior(got, with_f ? ref : ref_nof, g, &where), tolerance<T>())
-                << "worst at " << where;
-            // Only interior cells are written: everything else keeps its NaN.
-            std::size_t written = 0;
-            for (const T& v : host) written += !std::isnan(v);
-            EXPECT_EQ(written, g.interior_size());
-          }
+    for (StencilVariant v : {StencilVariant::Async25D, StencilVariant::Tma25D})
+      for (const cuda::StencilShape& base : cuda::compiled_shapes<T>(v, g.dims))
+        for (int chunk : {0, 1, 3})
+          for (int shift = 0; shift <= kMaxShift; ++shift)
+            for (bool with_f : {true, false}) {
+              cuda::StencilShape s = base;
+              s.bz = chunk;
+              SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " grid " +
+                           std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                           std::to_string(g.nz) + " " + std::to_string(g.dims) + "D shift " +
+                           std::to_string(shift) + (with_f ? " source" : " no source"));
+              std::vector<T> host(padded, T(0));
+              std::copy(u.begin(), u.end(), host.begin() + shift);
+              du->copy_from_host(host.data());
+              std::fill(host.begin(), host.end(), T(0));
+              std::copy(f.begin(), f.end(), host.begin() + shift);
+              df->copy_from_host(host.data());
+              dout->copy_from_host(poison.data());
+              cuda::launch_stencil<T>(v, s, du->data() + shift, dout->data() + shift,
+                                      with_f ? df->data() + shift : nullptr, g, c, nullptr);
+              dev->synchronize();
+              dout->copy_to_host(host.data());
+              const std::vector<T> got(host.begin() + shift, host.begin() + shift + n);
+              std::string where;
+              EXPECT_LE(max_rel_interior(got, with_f ? ref : ref_nof, g, &where), tolerance<T>())
+                  << "worst at " << where;
+              // Only interior cells are written: everything else keeps its NaN.
+              std::size_t written = 0;
+              for (const T& v : host) written += !std::isnan(v);
+              EXPECT_EQ(written, g.interior_size());
+            }
   }
 }
 

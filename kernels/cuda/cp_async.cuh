@@ -1,7 +1,10 @@
-// cp.async (LDGSTS, sm_80+): global -> shared memory copies that do not pass through
-// registers, committed in groups and waited for per thread. Used by the pipelined kernels
-// (2.5d-async stencil ring, FP64 tensor-core GEMM slices). Include only from .cu files.
-// On targets below sm_80 the copies trap: the kernels using them are sm_80+ designs.
+// Asynchronous global -> shared memory copies that do not pass through registers:
+//   - cp.async (LDGSTS, sm_80+): 4/8/16 bytes per thread, committed in groups and waited
+//     for per thread (2.5d-async stencil ring, FP64 tensor-core GEMM slices);
+//   - cp.async.bulk (the Hopper copy engine, sm_90+): one thread copies a whole 16-byte
+//     aligned range, completion counted in bytes on an mbarrier (2.5d-tma stencil ring).
+// Include only from .cu files. Below the required target the copies trap: the kernels using
+// them are sm_80+ / sm_90+ designs.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +68,81 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// ---- bulk copies and mbarriers (sm_90) -------------------------------------------------
+// An mbarrier phase completes when `count` arrivals have happened and the bytes announced
+// with arrive_expect_tx have all landed; waiters poll the phase parity.
+__device__ __forceinline__ void mbarrier_init(std::uint32_t bar, std::uint32_t count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#else
+  (void)bar, (void)count;
+  __trap();
+#endif
+}
+
+// Makes initialised mbarriers visible to the copy engine (then a block barrier for threads).
+__device__ __forceinline__ void mbarrier_init_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// One arrival that also announces `bytes` more to land in the current phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+#else
+  (void)bar, (void)bytes;
+  __trap();
+#endif
+}
+
+// One plain arrival (release: this thread's earlier shared-memory reads are done).
+__device__ __forceinline__ void mbarrier_arrive(std::uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#else
+  (void)bar;
+  __trap();
+#endif
+}
+
+// Waits until the phase with parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait_parity(std::uint32_t bar, std::uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#else
+  (void)bar, (void)parity;
+  __trap();
+#endif
+}
+
+// Copies `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned)
+// with the copy engine; completion is counted on mbarrier `bar`.
+__device__ __forceinline__ void bulk_copy_to_shared(std::uint32_t dst, const void* src,
+                                                    std::uint32_t bytes, std::uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const std::size_t g = __cvta_generic_to_global(src);
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(dst),
+      "l"(g), "r"(bytes), "r"(bar)
+      : "memory");
+#else
+  (void)dst, (void)src, (void)bytes, (void)bar;
+  __trap();
 #endif
 }
 

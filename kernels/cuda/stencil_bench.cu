@@ -125,6 +125,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
     if (!o.variants.empty() && std::find(o.variants.begin(), o.variants.end(),
                                          stencil_variant_name(v)) == o.variants.end())
       continue;
+    if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
     std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, o.dims);
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
     for (std::size_t si = 0; si < shapes.size(); ++si) {

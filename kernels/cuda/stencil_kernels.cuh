@@ -646,6 +646,172 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   cp_async_wait<0>();  // nothing real is pending here (only empty groups); leave none behind
 }
 
+// ---- rung 8 (ours): 2.5d-tma --------------------------------------------------------------
+// Why (ncu, H200, 512^3 float, docs/performance.md): 2.5d-register and 2.5d-async are held by
+// L2 traffic (L2 throughput 76-79 % of peak at 55-57 % of DRAM; the copy kernel runs 87 % at
+// 81 %) and by instruction issue (54-74 instructions per point): their small tiles re-read 1.5
+// to 1.9 times the minimum bytes from L2 (y halo rows of 2-4 row strips, one-element x edge
+// loads, rows straddling sectors), and per-thread copy addressing costs instructions.
+// This rung:
+//   - stages TALL tiles: TX x TY cells (TY = BY*RY rows, 3D) plus a one-cell halo, so L2
+//     reads are (TX+2)/TX * (TY+2)/TY of the minimum (1.25 for 512 x 8);
+//   - copies each staged row with ONE bulk copy of the copy engine (cp.async.bulk): lane j of
+//     warp 0 copies row j; completion is counted in bytes on one mbarrier per stage;
+//   - stores whole 32-byte sectors: the thread-to-column map of each row is rotated so that
+//     every warp's 32 stores fill aligned sectors (a plain row-major map straddles one more
+//     sector per warp: 25 % more L2 store traffic in float), which is why every value,
+//     also the stream neighbours, is read from the stages.
+// Ring of S stages, one staged plane each: computing plane k reads the stages of planes k-1,
+// k and k+1; once every thread is past plane k-1 (one block barrier per plane), the stage of
+// plane k-2 is refilled with plane k+S-2, so S-3 planes are in flight while computing.
+// Alignment: bulk copies need 16-byte aligned addresses and sizes. Each row copy covers the
+// 16-byte aligned range around its TX+2 elements (at most 16 - sizeof(T) bytes more on either
+// side: device buffers are rounded up to 256 bytes, kernels/cuda/cuda_array.cuh); the row
+// pitch is congruent to the global row stride modulo V = 16 / sizeof(T) elements and each
+// stage starts at its plane's global phase, so shared and global addresses agree modulo 16.
+// Threads past the grid wait and read like the others but store nothing.
+template <typename T, int DIM, int TX, int TY, int S>
+struct TmaTile {
+  static constexpr int V = 16 / int(sizeof(T));       // elements per 16 bytes
+  static constexpr int W = TX + 2;                    // staged row: tile columns + halo
+  static constexpr int ROWS = DIM == 3 ? TY + 2 : 1;  // staged rows
+  static constexpr int PITCH_MAX = W + 3 * (V - 1);   // pitch >= W + 2(V-1), + congruence
+  static constexpr int STAGE =                        // phase, rows, last row's overhang
+      (2 * (V - 1) + (ROWS - 1) * PITCH_MAX + W + 2 * (V - 1) + V - 1) / V * V;
+  static constexpr std::size_t RING_BYTES = std::size_t(S) * STAGE * sizeof(T);
+  static constexpr std::size_t SMEM_BYTES = RING_BYTES + S * sizeof(std::uint64_t);
+  static_assert(ROWS <= 64, "warp 0 copies at most two staged rows per lane");
+};
+
+template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB, bool SOURCE>
+__global__ void __launch_bounds__(TX* BY, MINB)
+    stencil_tma_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                       StreamGeom g, StencilCoeffs<T> c, int chunk) {
+  static_assert(DIM == 3 || (BY == 1 && RY == 1), "2D tiles are one row");
+  static_assert(TX % 32 == 0, "warp 0 lies in the first row of threads");
+  static_assert(S >= 4, "three stages are read while at least one is in flight");
+  static_assert((TX & (TX - 1)) == 0, "the store mapping wraps columns modulo TX");
+  constexpr int TY = DIM == 3 ? BY * RY : 1;
+  using Tile = TmaTile<T, DIM, TX, TY, S>;
+  constexpr int V = Tile::V, W = Tile::W, ROWS = Tile::ROWS, STAGE = Tile::STAGE;
+  extern __shared__ __align__(16) unsigned char tma_smem[];
+  const std::uint32_t ring_shared = shared_address(tma_smem);
+  const std::uint32_t full0 = ring_shared + std::uint32_t(Tile::RING_BYTES);  // S mbarriers
+
+  const int tx = threadIdx.x, ty = DIM == 3 ? int(threadIdx.y) : 0;
+  const int lane = tx & 31;
+  const int x0 = blockIdx.x * TX, y0 = DIM == 3 ? int(blockIdx.y) * TY : 0;
+  const int ex = min(TX, g.nx - x0), ey = DIM == 3 ? min(TY, g.ny_plane - y0) : 1;
+  const int k0 = blockIdx.z * chunk, k1 = min(k0 + chunk, g.ns);
+  const int planes = k1 - k0 + 2;  // staged planes k0-1 .. k1 (k1 <= ns: a ghost plane at most)
+  // Staged cell (-1, -1) of plane k0-1 (2D: cell -1 of row k0-1).
+  const std::int64_t corner =
+      g.origin + (x0 - 1) + (DIM == 3 ? g.sy * (y0 - 1) : 0) + g.ss * std::int64_t(k0 - 1);
+  constexpr int PITCH_MIN = W + 2 * (V - 1);
+  const int pitch =
+      DIM == 3 ? PITCH_MIN + int((std::uint32_t(g.sy) - PITCH_MIN) & std::uint32_t(V - 1)) : W;
+  // Global phase (element index modulo V) of staged plane q's first cell.
+  const std::uint32_t e0 =
+      std::uint32_t(reinterpret_cast<std::uintptr_t>(u) / sizeof(T)) + std::uint32_t(corner);
+  const std::uint32_t ss_mod = std::uint32_t(g.ss) & std::uint32_t(V - 1);
+  const auto phase = [&](int q) { return int((e0 + std::uint32_t(q) * ss_mod) & (V - 1)); };
+
+  // Warp 0 stages plane q into stage st: one arrival announcing the plane's bytes, then one
+  // bulk copy per staged row (lane j: rows j and j + 32).
+  const bool producer = ty == 0 && tx < 32;
+  const int rows_staged = DIM == 3 ? ey + 2 : 1;
+  const std::uint32_t row_bytes = std::uint32_t(sizeof(T)) * std::uint32_t(ex + 2);
+  const auto issue = [&](int q, int st) {
+    constexpr int H = (ROWS + 31) / 32;
+    const T* const plane = u + corner + g.ss * q;
+    const int ph = phase(q);
+    const T* src[H];
+    std::uint32_t dst[H], bytes[H], total = 0;
+#pragma unroll
+    for (int h = 0; h < H; ++h) {
+      const int j = lane + 32 * h;
+      bytes[h] = 0;
+      if (j < rows_staged) {
+        const char* first = reinterpret_cast<const char*>(plane + (DIM == 3 ? g.sy * j : 0));
+        const std::uint32_t mis = std::uint32_t(reinterpret_cast<std::uintptr_t>(first)) & 15u;
+        src[h] = reinterpret_cast<const T*>(first - mis);
+        dst[h] = ring_shared +
+                 std::uint32_t(sizeof(T)) * std::uint32_t(st * STAGE + ph + j * pitch) - mis;
+        bytes[h] = (mis + row_bytes + 15u) & ~15u;
+        total += bytes[h];
+      }
+    }
+    total = __reduce_add_sync(0xffffffffu, total);
+    const std::uint32_t bar = full0 + 8u * std::uint32_t(st);
+    if (lane == 0) mbarrier_arrive_expect_tx(bar, total);
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < H; ++h)
+      if (bytes[h]) bulk_copy_to_shared(dst[h], src[h], bytes[h], bar);
+  };
+  if (tx == 0 && ty == 0) {
+#pragma unroll
+    for (int st = 0; st < S; ++st) mbarrier_init(full0 + 8u * st, 1);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (producer)
+#pragma unroll 1
+    for (int q = 0; q < S && q < planes; ++q) issue(q, q);
+
+  // Aligned stores: in every row, the warps store whole 32-byte sectors. Row segment
+  // [x0, x0 + TX) starts d = (-address) mod SEC elements before a sector boundary; thread tx
+  // takes column (tx + d - 32) mod TX, so warp w >= 1 covers the aligned window
+  // [x0 + d + 32(w-1), x0 + d + 32w) and warp 0 the head [x0, x0 + d) and the tail. The
+  // column changes with the row and the plane, so every value comes from the stages (the
+  // stage of plane k-1 stays readable while plane k is computed).
+  constexpr int SEC = 32 / int(sizeof(T));
+  const std::uint32_t oelem =
+      std::uint32_t(reinterpret_cast<std::uintptr_t>(out) / sizeof(T)) +
+      std::uint32_t(g.origin + x0 + (DIM == 3 ? g.sy * (y0 + ty * RY) : 0) + g.ss * k0);
+  const std::uint32_t sy_mod = std::uint32_t(g.sy), ss_u = std::uint32_t(g.ss);
+  const int pb = int(sizeof(T)) * pitch;
+  const int row0 = int(sizeof(T)) * ((DIM == 3 ? (ty * RY + 1) * pitch : 0) + 1);
+  const auto stage_base = [&](int st, int q) {  // shared byte offset of stage st's cell (-1,-1)
+    return int(sizeof(T)) * (st * STAGE + phase(q)) + row0;
+  };
+  const auto at = [&](int off) { return *reinterpret_cast<const T*>(tma_smem + off); };
+  int rows_left = DIM == 3 ? ey - ty * RY : 1;  // rows of this thread inside the grid
+  T* oplane = out + g.origin + x0 + (DIM == 3 ? g.sy * (y0 + ty * RY) : 0) + g.ss * k0;
+  const T* fplane = SOURCE ? f + (oplane - out) : nullptr;
+  const int sy = DIM == 3 ? int(g.sy) : 0;  // row stride (fits: the launcher checks)
+
+  mbarrier_wait_parity(full0, 0);
+  int old = S - 1, prv = 0, cur = 1, nxt = 2;  // stages of planes q-2, q-1, q, q+1
+#pragma unroll 1
+  for (int q = 1; q + 1 < planes; ++q) {
+    __syncthreads();  // every thread is past plane q-1: the stage of plane q-2 is free
+    if (producer && q >= 2 && q - 2 + S < planes) issue(q - 2 + S, old);
+    mbarrier_wait_parity(full0 + 8u * std::uint32_t(cur), std::uint32_t((q / S) & 1));
+    mbarrier_wait_parity(full0 + 8u * std::uint32_t(nxt), std::uint32_t(((q + 1) / S) & 1));
+    const int bp = stage_base(prv, q - 1), bc = stage_base(cur, q), bn = stage_base(nxt, q + 1);
+    const std::uint32_t e = oelem + std::uint32_t(q - 1) * ss_u;  // column x0, row 0, plane q-1
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const int d = int((0u - (e + std::uint32_t(r) * sy_mod)) & std::uint32_t(SEC - 1));
+      const int col = (tx + d + TX - 32) & (TX - 1);
+      const int o = r * pb + int(sizeof(T)) * col;
+      const bool inside = col < ex && r < rows_left;  // f is read at inside cells only
+      const T v = stream_point<DIM>(c, at(bc + o), at(bc + o - int(sizeof(T))),
+                                    at(bc + o + int(sizeof(T))), DIM == 3 ? at(bc + o - pb) : T(0),
+                                    DIM == 3 ? at(bc + o + pb) : T(0), at(bp + o), at(bn + o),
+                                    SOURCE && inside ? fplane : nullptr, r * sy + col);
+      if (inside) oplane[r * sy + col] = v;
+    }
+    oplane += g.ss;
+    if constexpr (SOURCE) fplane += g.ss;
+    old = prv;
+    prv = cur;
+    cur = nxt;
+    nxt = nxt + 1 == S ? 0 : nxt + 1;
+  }
+}
+
 // ---- launch helpers ---------------------------------------------------------------------
 inline int cdiv(int a, int b) {
   return (a + b - 1) / b;

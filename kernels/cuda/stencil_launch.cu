@@ -29,6 +29,8 @@ const char* stencil_variant_name(StencilVariant v) {
       return "2.5d-register";
     case StencilVariant::Async25D:
       return "2.5d-async";
+    case StencilVariant::Tma25D:
+      return "2.5d-tma";
   }
   return "?";
 }
@@ -37,6 +39,20 @@ std::optional<StencilVariant> parse_stencil_variant(const std::string& name) {
   for (StencilVariant v : kAllStencilVariants)
     if (name == stencil_variant_name(v)) return v;
   return std::nullopt;
+}
+
+bool stencil_variant_supported(StencilVariant v) {
+  if (v != StencilVariant::Tma25D) return true;
+  static std::mutex mu;
+  static std::map<int, bool> cache;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(dev);
+  if (it != cache.end()) return it->second;
+  int major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return cache[dev] = major >= 9;
 }
 
 namespace cuda {
@@ -133,9 +149,9 @@ void launch_register(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-// 2.5d-async: resident blocks per SM of a kernel instance on the current device (cached per
-// device); the first call also raises the instance's dynamic shared memory limit (needed
-// above 48 KB).
+// 2.5d-async, 2.5d-tma: resident blocks per SM of a kernel instance on the current device (cached
+// per device); the first call also raises the instance's dynamic shared memory limit (needed above
+// 48 KB).
 int async_blocks_per_sm(const void* kernel, int threads, std::size_t smem) {
   static std::mutex mu;
   static std::map<std::pair<const void*, int>, int> cache;
@@ -148,7 +164,7 @@ int async_blocks_per_sm(const void* kernel, int threads, std::size_t smem) {
   int blocks = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
   if (blocks < 1)
-    throw BackendError("a 2.5d-async shape (" + std::to_string(threads) + " threads, " +
+    throw BackendError("a 2.5d-async/2.5d-tma shape (" + std::to_string(threads) + " threads, " +
                        std::to_string(smem) +
                        " bytes of shared memory per block) does not fit on this device");
   cache.emplace(std::make_pair(kernel, dev), blocks);
@@ -169,6 +185,32 @@ void launch_async(const Args<T>& a) {
     const int tiles = cdiv(s.nx, TX) * cdiv(s.ny_plane, TY);
     const int slots = per_sm * current_sm_count();
     if (tiles < slots) chunk = cdiv(s.ns, std::max(1, std::min(slots / tiles, cdiv(s.ns, 16))));
+  }
+  const dim3 grid = stream_grid(s, TX, TY, chunk);
+  kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  CUDA_CHECK_LAUNCH();
+}
+
+// 2.5d-tma: one instance with and one without the source term (no per-point test).
+template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB>
+void launch_tma(const Args<T>& a) {
+  constexpr int TY = DIM == 3 ? BY * RY : 1;
+  constexpr std::size_t smem = TmaTile<T, DIM, TX, TY, S>::SMEM_BYTES;
+  if (!stencil_variant_supported(StencilVariant::Tma25D))
+    throw BackendError("stencil variant '2.5d-tma' needs a device of compute capability 9.0+");
+  const StreamGeom s = stream_geom(a.g);
+  if (s.sy > (std::int64_t(1) << 30) / RY)
+    throw BackendError("2.5d-tma: rows too long for 32-bit row offsets");
+  const auto kernel = a.f ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, true>
+                          : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
+  const int per_sm = async_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
+  int chunk = a.chunk;
+  if (chunk <= 0) {
+    // Blocks for about two waves of the resident slots (a block re-reads two planes; the
+    // second wave evens out blocks that finish early), chunks of at least 16 planes.
+    const int tiles = cdiv(s.nx, TX) * cdiv(s.ny_plane, TY);
+    const int slots = per_sm * current_sm_count();
+    chunk = cdiv(s.ns, std::max(1, std::min(cdiv(2 * slots, tiles), cdiv(s.ns, 16))));
   }
   const dim3 grid = stream_grid(s, TX, TY, chunk);
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
@@ -216,6 +258,22 @@ constexpr void (*async_launcher())(const Args<T>&) {
     SV::Async25D, D, {X, BY, 0, RY, 0, 1, MB, S, CB},                 \
         async_launcher<float, ONLY, D, X, BY, RY, S, CB, MB>(),       \
         async_launcher<double, ONLY, D, X, BY, RY, S, CB, MB>(), ONLY \
+  }
+
+// 2.5d-tma: bx x by threads, ry rows per thread (tile bx x by*ry), st ring stages, mb minimum
+// resident blocks.
+template <typename T, int ONLY, int D, int X, int BY, int RY, int S, int MB>
+constexpr void (*tma_launcher())(const Args<T>&) {
+  if constexpr (ONLY == 0 || ONLY == int(sizeof(T)))
+    return &launch_tma<T, D, X, BY, RY, S, (MB > 0 ? MB : 1)>;
+  else
+    return nullptr;
+}
+#define HS_ENTRY_TMA(D, X, BY, RY, S, MB, ONLY)                 \
+  Entry {                                                       \
+    SV::Tma25D, D, {X, BY, 0, RY, 0, 1, MB, S, 0},              \
+        tma_launcher<float, ONLY, D, X, BY, RY, S, MB>(),       \
+        tma_launcher<double, ONLY, D, X, BY, RY, S, MB>(), ONLY \
   }
 
 // The first entry per (variant, dims, precision) is the default shape.
@@ -307,6 +365,22 @@ const std::vector<Entry>& table() {
       HS_ENTRY_ASYNC(2, 256, 1, 1, 24, 16, 8, 4),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 8, 16, 8, 0),
       HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 4, 8, 4),
+      // 2.5d-tma (ours): bx x by threads, ry rows per thread, st ring stages (st - 3 planes
+      // in flight), mb minimum resident blocks. First = default, ordered by the H200 bench of
+      // docs/performance.md: 3D float 256 x 8 tiles, 6 stages, 3 blocks/SM; 3D double 256 x 8,
+      // 5 stages; 2D 512-wide rows.
+      HS_ENTRY_TMA(3, 256, 1, 8, 6, 3, 4),
+      HS_ENTRY_TMA(3, 512, 1, 8, 5, 2, 4),
+      HS_ENTRY_TMA(3, 256, 2, 8, 5, 2, 4),
+      HS_ENTRY_TMA(3, 256, 4, 4, 5, 2, 4),
+      HS_ENTRY_TMA(3, 512, 1, 16, 4, 1, 4),
+      HS_ENTRY_TMA(3, 512, 2, 8, 5, 1, 4),
+      HS_ENTRY_TMA(3, 256, 1, 8, 5, 2, 8),
+      HS_ENTRY_TMA(3, 256, 2, 8, 4, 1, 8),
+      HS_ENTRY_TMA(3, 128, 2, 8, 5, 2, 8),
+      HS_ENTRY_TMA(2, 512, 1, 1, 16, 3, 4),
+      HS_ENTRY_TMA(2, 512, 1, 1, 12, 2, 0),
+      HS_ENTRY_TMA(2, 1024, 1, 1, 12, 2, 4),
   };
   return t;
 }
@@ -314,6 +388,7 @@ const std::vector<Entry>& table() {
 #undef HS_ENTRY_PD
 #undef HS_ENTRY_VX
 #undef HS_ENTRY_ASYNC
+#undef HS_ENTRY_TMA
 
 template <typename T>
 bool usable(const Entry& e, StencilVariant v, int dims) {
@@ -322,7 +397,7 @@ bool usable(const Entry& e, StencilVariant v, int dims) {
 
 bool is_streaming(StencilVariant v) {
   return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D ||
-         v == SV::Async25D;
+         v == SV::Async25D || v == SV::Tma25D;
 }
 
 }  // namespace
