@@ -41,18 +41,28 @@ std::optional<StencilVariant> parse_stencil_variant(const std::string& name) {
   return std::nullopt;
 }
 
-bool stencil_variant_supported(StencilVariant v) {
-  if (v != StencilVariant::Tma25D) return true;
+namespace cuda {
+namespace {
+// An attribute of the current device, read once per (device, attribute).
+int current_device_attribute(cudaDeviceAttr attr) {
   static std::mutex mu;
-  static std::map<int, bool> cache;
+  static std::map<std::pair<int, int>, int> cache;
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(dev);
+  const auto key = std::make_pair(dev, int(attr));
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  int major = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  return cache[dev] = major >= 9;
+  int value = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, dev));
+  return cache[key] = value;
+}
+}  // namespace
+}  // namespace cuda
+
+bool stencil_variant_supported(StencilVariant v) {
+  return v != StencilVariant::Tma25D ||
+         cuda::current_device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9;
 }
 
 namespace cuda {
@@ -70,17 +80,7 @@ std::string StencilShape::str() const {
 }
 
 int current_sm_count() {
-  static std::mutex mu;
-  static std::map<int, int> cache;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(dev);
-  if (it != cache.end()) return it->second;
-  int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  cache[dev] = n;
-  return n;
+  return current_device_attribute(cudaDevAttrMultiProcessorCount);
 }
 
 namespace {
