@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One GPU session for the CUDA stencil family and temporal blocking: build (preset
-# gpu-machine), GPU tests, benchmark tables, end-to-end runs, sanitizers, a few ncu metrics.
+# gpu-machine), GPU tests, benchmark tables, end-to-end runs, sanitizers, ncu profiles + SASS.
 # Writes at most 8 files under $OUT (default ./gpu-out). Run from the repository root.
-#   PHASES="tests bench e2e sanitize ncu" (default: all), BENCH="512 3 float all;..." specs.
+#   PHASES="tests bench e2e sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
+#   NCU_KERNELS="copy_kernel stencil_tma_kernel" and NCU_SPEC="512 3 float" for the ncu phase.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 PHASES=${PHASES:-"tests bench e2e sanitize ncu"}
@@ -73,14 +74,29 @@ if has sanitize; then
 fi
 
 if has ncu && command -v ncu >/dev/null; then
-  stamp ncu
-  for k in copy_kernel stencil_register temporal_kernel; do
-    HEATSOLVE_BENCH="512 3 float" timeout 60 ncu -k regex:$k --launch-skip 5 --launch-count 1 \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,sm__inst_executed.avg.per_cycle_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread \
-      "$TESTS" --gtest_also_run_disabled_tests --gtest_filter=CudaStencilBench.DISABLED_Table \
-      >>"$OUT/ncu.log" 2>&1
+  # Nsight Compute on one bench configuration: the full section set (speed of light, memory
+  # workload, warp-state stall reasons, scheduler, occupancy, per-SASS-instruction samples) for
+  # each kernel of NCU_KERNELS, and the SASS of the stencil objects.
+  NCU_KERNELS=${NCU_KERNELS:-"copy_kernel stencil_tma_kernel stencil_register_kernel"}
+  read -r n d p <<<"${NCU_SPEC:-512 3 float}"
+  mkdir -p /tmp/prof
+  for k in $NCU_KERNELS; do
+    stamp "ncu $k ($n^$d $p)"
+    timeout 240 ncu --clock-control none --set full --import-source no -k "regex:$k" \
+      --launch-skip 4 --launch-count 1 -f -o "/tmp/prof/$k" \
+      "$HS" bench --size "$n" --dims "$d" --precision "$p" >/tmp/prof/$k.run 2>&1 ||
+      tail -5 /tmp/prof/$k.run
+    ncu --import "/tmp/prof/$k.ncu-rep" --page details >>"$OUT/ncu_details.txt" 2>&1
+    ncu --import "/tmp/prof/$k.ncu-rep" --page source --csv --print-source sass \
+      >"/tmp/prof/$k.sass.csv" 2>&1
   done
-  grep -E "^  [a-zA-Z_]+.*\(|dram__|gpu__time|warps_active|inst_executed|fma_cycles|registers" "$OUT/ncu.log" | sed 's/(const.*//' | head -40
+  for o in stencil_launch temporal_launch; do
+    obj=$(find "$BUILD" -name "$o.cu.o" | head -1)
+    [ -n "$obj" ] && cuobjdump -sass "$obj" >"/tmp/prof/$o.sass"
+  done
+  (cd /tmp/prof && tar czf "$OUT/ncu_sass.tgz" ./*.sass.csv ./*.ncu-rep ./*.sass 2>/dev/null)
+  grep -E "^  [a-zA-Z_].*\(|Duration|DRAM Throughput|L2 Cache Throughput|Issue Slots Busy|Executed Instructions  |Registers Per|Achieved Occupancy" \
+    "$OUT/ncu_details.txt" | sed 's/(const.*//' | head -60
 fi
 stamp done
 echo "==== bench (default shapes) ===="

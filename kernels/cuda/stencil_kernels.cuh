@@ -484,6 +484,26 @@ __global__ void __launch_bounds__(BX* BY, MINB)
 #undef HS_LOAD_PLANE
 }
 
+// ---- staged rungs: the stage layout -------------------------------------------------------
+// 2.5d-async and 2.5d-tma copy whole row segments of a plane tile into a shared stage with
+// copies of up to V elements (16 bytes) that need equal addresses modulo V in both memories.
+// So the stage's row pitch is congruent to the global row stride modulo V and every staged
+// plane q is stored at its global phase (element index of its first cell modulo V); any nx,
+// buffer offset and plane stride then works. V is a power of two (V = 1: no constraint).
+template <typename T, int V>
+struct CongruentStage {
+  int pitch;              // stage row pitch in elements: >= min_pitch, = row stride mod V
+  std::uint32_t e0, ssv;  // element index of the first staged cell; plane stride mod V
+  __device__ CongruentStage(const T* u, std::int64_t first, std::int64_t sy, std::int64_t ss,
+                            int min_pitch, bool rows)
+      : pitch(rows ? min_pitch + int((std::uint32_t(sy) - std::uint32_t(min_pitch)) & (V - 1))
+                   : min_pitch),
+        e0(std::uint32_t(reinterpret_cast<std::uintptr_t>(u) / sizeof(T)) + std::uint32_t(first)),
+        ssv(std::uint32_t(ss) & std::uint32_t(V - 1)) {}
+  // Offset (elements) at which staged plane q starts in its stage.
+  __device__ int phase(int q) const { return int((e0 + std::uint32_t(q) * ssv) & (V - 1)); }
+};
+
 // ---- rung 7 (ours): 2.5d-async ------------------------------------------------------------
 // The register rung is limited by bytes in flight: its prefetch ring costs registers, which
 // caps resident warps. Here the ring lives in shared memory and is filled by cp.async
@@ -543,15 +563,9 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   // Staged cell (-1, -1) of plane k0-1 (3D; 2D: cell -1 of row k0-1).
   const std::int64_t corner =
       g.origin + (x0 - 1) + (DIM == 3 ? g.sy * (y0 - 1) : 0) + g.ss * std::int64_t(k0 - 1);
-  // Row pitch congruent to the global row stride modulo V (V is a power of two).
-  const int pitch = DIM == 3 && V > 1 ? W + int((std::uint32_t(g.sy) - W) & (V - 1)) : W;
-  // Phase (element address modulo V) of staged plane q's first cell; the stage stores it at
-  // that offset so that shared and global addresses agree modulo V.
-  const std::uint32_t phase0 =
-      std::uint32_t(reinterpret_cast<std::uintptr_t>(u) / sizeof(T)) + std::uint32_t(corner);
-  const auto phase = [&](int q) -> int {
-    return V == 1 ? 0 : int((phase0 + std::uint32_t(q) * std::uint32_t(g.ss)) & (V - 1));
-  };
+  const CongruentStage<T, V> layout(u, corner, g.sy, g.ss, W, DIM == 3);
+  const int pitch = layout.pitch;
+  const auto phase = [&](int q) { return layout.phase(q); };
 
   // Staged plane q into ring stage `st`: row segments of wrow elements, split into vector
   // chunks aligned in both memories; chunks cut by a row end copy element-wise.
@@ -707,14 +721,11 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   // Staged cell (-1, -1) of plane k0-1 (2D: cell -1 of row k0-1).
   const std::int64_t corner =
       g.origin + (x0 - 1) + (DIM == 3 ? g.sy * (y0 - 1) : 0) + g.ss * std::int64_t(k0 - 1);
-  constexpr int PITCH_MIN = W + 2 * (V - 1);
-  const int pitch =
-      DIM == 3 ? PITCH_MIN + int((std::uint32_t(g.sy) - PITCH_MIN) & std::uint32_t(V - 1)) : W;
-  // Global phase (element index modulo V) of staged plane q's first cell.
-  const std::uint32_t e0 =
-      std::uint32_t(reinterpret_cast<std::uintptr_t>(u) / sizeof(T)) + std::uint32_t(corner);
-  const std::uint32_t ss_mod = std::uint32_t(g.ss) & std::uint32_t(V - 1);
-  const auto phase = [&](int q) { return int((e0 + std::uint32_t(q) * ss_mod) & (V - 1)); };
+  // Rows are copied with up to V-1 extra elements on either side: pitch >= W + 2(V-1).
+  const CongruentStage<T, V> layout(u, corner, g.sy, g.ss, DIM == 3 ? W + 2 * (V - 1) : W,
+                                    DIM == 3);
+  const int pitch = layout.pitch;
+  const auto phase = [&](int q) { return layout.phase(q); };
 
   // Warp 0 stages plane q into stage st: one arrival announcing the plane's bytes, then one
   // bulk copy per staged row (lane j: rows j and j + 32).
@@ -817,10 +828,10 @@ inline int cdiv(int a, int b) {
   return (a + b - 1) / b;
 }
 
-// Planes per block for the streaming rungs when the caller gives none: enough blocks for
-// about 16 per SM, but at least 16 planes each (each block re-reads two planes).
-inline int auto_chunk(int tiles, int ns, int sm_count) {
-  const int want = std::max(1, cdiv(16 * sm_count, std::max(tiles, 1)));
+// Planes per block for the streaming rungs when the caller gives none: about `blocks` blocks
+// in all, but at least 16 planes each (each block re-reads two planes).
+inline int auto_chunk(int tiles, int ns, int blocks) {
+  const int want = std::max(1, cdiv(blocks, std::max(tiles, 1)));
   const int most = std::max(1, cdiv(ns, 16));
   const int chunks = std::min(want, most);
   return cdiv(ns, chunks);

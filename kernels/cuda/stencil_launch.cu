@@ -116,7 +116,7 @@ void launch_tiled(const Args<T>& a) {
 // Grid of a streaming rung: tiles of the plane times chunks of the stream axis.
 inline dim3 stream_grid(const StreamGeom& s, int tile_x, int tile_y, int& chunk) {
   const int tx = cdiv(s.nx, tile_x), ty = cdiv(s.ny_plane, tile_y);
-  if (chunk <= 0) chunk = auto_chunk(tx * ty, s.ns, current_sm_count());
+  if (chunk <= 0) chunk = auto_chunk(tx * ty, s.ns, 16 * current_sm_count());  // 16 per SM
   chunk = std::min(chunk, s.ns);
   return dim3(tx, ty, cdiv(s.ns, chunk));
 }
@@ -205,13 +205,11 @@ void launch_tma(const Args<T>& a) {
                           : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
   const int per_sm = async_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
-  if (chunk <= 0) {
-    // Blocks for about two waves of the resident slots (a block re-reads two planes; the
-    // second wave evens out blocks that finish early), chunks of at least 16 planes.
-    const int tiles = cdiv(s.nx, TX) * cdiv(s.ny_plane, TY);
-    const int slots = per_sm * current_sm_count();
-    chunk = cdiv(s.ns, std::max(1, std::min(cdiv(2 * slots, tiles), cdiv(s.ns, 16))));
-  }
+  // Blocks for about two waves of the resident slots (the second wave evens out blocks that
+  // finish early).
+  if (chunk <= 0)
+    chunk =
+        auto_chunk(cdiv(s.nx, TX) * cdiv(s.ny_plane, TY), s.ns, 2 * per_sm * current_sm_count());
   const dim3 grid = stream_grid(s, TX, TY, chunk);
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
   CUDA_CHECK_LAUNCH();
