@@ -58,7 +58,11 @@ struct TemporalGeom {
 // One sub-step for the RY x VX values of this thread at plane p: C = stage s-1 at p, M at p-1,
 // N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1, plane p). Neighbours
 // outside the domain are replaced by the face's ghost rule (only in blocks/planes at a face).
-template <typename T, int DIM, int RY, int VX>
+//
+// FACES = false is the interior path (no ghost tests at all): ncu and the SASS showed the face
+// tests, evaluated for every point, were most of the instructions of a pass (about 60 per
+// point update, against 7-8 floating-point ones). SOURCE = false drops the source read.
+template <typename T, int DIM, int RY, int VX, bool FACES, bool SOURCE>
 __device__ __forceinline__ void temporal_substep(
     T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
     const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
@@ -80,19 +84,22 @@ __device__ __forceinline__ void temporal_substep(
         yp = r < RY - 1 ? C[r + 1][v] : hhi[v];
       }
       T sm = M[r][v], sp = N[r][v];
-      if (xface) {
-        if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
-        if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
-      }
-      if constexpr (DIM == 3) {
-        if (yface) {
-          if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
-          if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
+      if constexpr (FACES) {
+        if (xface) {
+          if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
+          if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
         }
+        if constexpr (DIM == 3) {
+          if (yface) {
+            if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
+            if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
+          }
+        }
+        if (p == 0) sm = ghost_rule(gr, SLO, u0);
+        if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
       }
-      if (p == 0) sm = ghost_rule(gr, SLO, u0);
-      if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
-      R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, fpl, roff[r] + colc[v]);
+      R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
+                                  roff[r] + colc[v]);
     }
   }
 }
@@ -164,7 +171,7 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
   for (int r = 0; r < RY; ++r)
 #pragma unroll
-    for (int v = 0; v < VX; ++v) in[r][v] = __ldg(u0p + g.ss * q0 + roff[r] + colc[v]);
+    for (int v = 0; v < VX; ++v) in[r][v] = __ldg(u0p + g.ss * q0 + (roff[r] + colc[v]));
 
   // Shared halo rows: sh[((par*K + s)*BY + ty)*2 + side][x]; side 0 = first row, 1 = last.
   auto slot = [&](int par, int s, int w, int side) -> T* {
@@ -179,11 +186,12 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
       for (int v = 0; v < VX; ++v) N[r][v] = in[r][v];
     if (q + 1 <= q1) {  // prefetch the next input plane (clamped: planes past ns are unused)
-      const std::int64_t pl = g.ss * min(q + 1, ns - 1);
+      // One 64-bit plane base, 32-bit in-plane offsets (one IMAD.WIDE per address).
+      const T* __restrict__ src = u0p + g.ss * min(q + 1, ns - 1);
 #pragma unroll
       for (int r = 0; r < RY; ++r)
 #pragma unroll
-        for (int v = 0; v < VX; ++v) in[r][v] = __ldg(u0p + pl + roff[r] + colc[v]);
+        for (int v = 0; v < VX; ++v) in[r][v] = __ldg(src + (roff[r] + colc[v]));
     }
 #pragma unroll
     for (int s = 1; s <= K; ++s) {
@@ -202,8 +210,25 @@ __global__ void __launch_bounds__(32 * BY)
       }
       T R[RY][VX];
       const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
-      temporal_substep<T, DIM, RY, VX>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc,
-                                       xcol, yrow, nx, ny, p, ns, xface, yface);
+      // Block- and plane-uniform choice of the path (planes p < 0 or >= ns are computed but
+      // never used: their consumers substitute the z ghost rule).
+      const bool faces = xface || yface || p == 0 || p == ns - 1;
+#define HS_SUBSTEP(FACES, SOURCE)                                                              \
+  temporal_substep<T, DIM, RY, VX, FACES, SOURCE>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, \
+                                                  fpl, roff, colc, xcol, yrow, nx, ny, p, ns,  \
+                                                  xface, yface)
+      if (faces) {
+        if (fpl)
+          HS_SUBSTEP(true, true);
+        else
+          HS_SUBSTEP(true, false);
+      } else {
+        if (fpl)
+          HS_SUBSTEP(false, true);
+        else
+          HS_SUBSTEP(false, false);
+      }
+#undef HS_SUBSTEP
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
@@ -227,12 +252,12 @@ __global__ void __launch_bounds__(32 * BY)
     // N = stage K at plane q - K.
     const int p = q - K;
     if (p >= z0 && p < z1) {
-      const std::int64_t pl = g.ss * p;
+      T* __restrict__ dst = out0 + g.ss * p;
 #pragma unroll
       for (int r = 0; r < RY; ++r)
 #pragma unroll
         for (int v = 0; v < VX; ++v)
-          if (xuse[v] && yuse[r]) out0[pl + roff[r] + colc[v]] = N[r][v];
+          if (xuse[v] && yuse[r]) dst[roff[r] + colc[v]] = N[r][v];
     }
     if constexpr (DIM == 3) __syncthreads();
   }
