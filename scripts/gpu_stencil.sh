@@ -2,11 +2,12 @@
 # One GPU session for the CUDA stencil family and temporal blocking: build (preset
 # gpu-machine), GPU tests, benchmark tables, end-to-end runs, sanitizers, ncu profiles + SASS.
 # Writes at most 8 files under $OUT (default ./gpu-out). Run from the repository root.
-#   PHASES="tests bench e2e sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
-#   NCU_KERNELS="copy_kernel stencil_tma_kernel" and NCU_SPEC="512 3 float" for the ncu phase.
+#   PHASES="tests bench e2e loop sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
+#   TESTS_FILTER (gtest filter of the tests phase), NCU_KERNELS="copy_kernel stencil_tma_kernel"
+#   and NCU_SPEC="512 3 float" for the ncu phase.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
-PHASES=${PHASES:-"tests bench e2e sanitize ncu"}
+PHASES=${PHASES:-"tests bench e2e loop sanitize ncu"}
 BENCH=${BENCH:-"512 3 float all;512 3 double all;8192 2 float all;8192 2 double all"}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/summary.log") 2>&1
@@ -26,7 +27,7 @@ HS="$BUILD/app/heatsolve"
 
 if has tests; then
   stamp tests
-  timeout 200 "$TESTS" --gtest_filter='CudaTemporal*:Temporal*:CudaStencil.*' >"$OUT/tests.log" 2>&1
+  timeout 200 "$TESTS" --gtest_filter="${TESTS_FILTER:-CudaTemporal*:Temporal*:CudaStencil.*:CudaSolver.*}" >"$OUT/tests.log" 2>&1
   echo "tests rc=$?"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure|worst|differ in bits" "$OUT/tests.log" | head -30
 fi
@@ -62,6 +63,35 @@ PY
       [ $rc -ne 0 ] && tail -5 /tmp/e2e.txt
     done
   done
+fi
+
+if has loop && command -v ncu >/dev/null; then
+  # Where a step of the time loop goes: the duration of every kernel the end-to-end run
+  # launches (ncu, one metric), summarised per kernel over the loop's launches, and the
+  # end-to-end rate at 200 and 1000 steps (a fixed cost shows as a difference).
+  stamp loop
+  timeout 240 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+    "$HS" run inputs/bench512.yaml --overwrite -q --set time.steps=30 \
+    --set output.directory=/tmp/loop >/tmp/loop.csv 2>&1 || tail -5 /tmp/loop.csv
+  python3 - /tmp/loop.csv <<'PY' | tee -a "$OUT/e2e.log"
+import csv, sys, statistics, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]; k, u, v = (head.index(c) for c in ("Kernel Name", "Metric Unit", "Metric Value"))
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
+seq = [(r[k].split("(")[0].split("<")[0], float(r[v].replace(",", "")) * scale.get(r[u], 1.0))
+       for r in rows[1:]]
+last = collections.defaultdict(list)
+for name, t in seq[-70:]:  # the loop's launches (the tuner's come first)
+    last[name].append(t)
+for name, ts in last.items():
+    print(f"loop kernel {name:<28} n={len(ts):3d} median {statistics.median(ts):9.2f} us")
+PY
+  for steps in 200 1000; do
+    timeout 120 "$HS" run inputs/bench512.yaml --overwrite -q --set time.steps=$steps \
+      --set output.directory=/tmp/e2e-steps >/dev/null 2>&1
+    python3 -c "import json;j=json.load(open('/tmp/e2e-steps/summary.json'));print('e2e steps=$steps kernel',j.get('kernel'),'GPt/s',j['points_per_second']/1e9,'wall',j['wall_seconds'])" | tee -a "$OUT/e2e.log"
+  done
+  command -v nsys >/dev/null && echo "nsys: $(command -v nsys)" || echo "nsys: not installed"
 fi
 
 if has sanitize; then
