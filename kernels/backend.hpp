@@ -74,6 +74,13 @@ class Backend {
   // One sweep over the interior: out = stencil(u) (+ cs*f when f is not null).
   virtual void stencil(const T* u, T* out, const T* f, const GridDesc& g,
                        const StencilCoeffs<T>& c) = 0;
+  // apply_boundary(u, g, bc) then stencil(), bit for bit; a backend may instead apply the face
+  // rules inside the sweep (CUDA 2.5d-tma), leaving u's ghosts for those faces unwritten.
+  virtual void stencil_with_boundary(T* u, T* out, const T* f, const GridDesc& g,
+                                     const StencilCoeffs<T>& c, const BoundaryFaces& bc) {
+    apply_boundary(u, g, bc);
+    stencil(u, out, f, g, c);
+  }
 
   // stencil() restricted to the cells of `r` (same arithmetic per point, so any tiling of the
   // interior into ranges gives stencil()'s bits). Returns false, having done nothing, when

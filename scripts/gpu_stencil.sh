@@ -77,7 +77,7 @@ if has loop && command -v ncu >/dev/null; then
 import csv, sys, statistics, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]; k, u, v = (head.index(c) for c in ("Kernel Name", "Metric Unit", "Metric Value"))
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
+scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
 seq = [(r[k].split("(")[0].split("<")[0], float(r[v].replace(",", "")) * scale.get(r[u], 1.0))
        for r in rows[1:]]
 last = collections.defaultdict(list)

@@ -23,14 +23,17 @@ class Simulation {
   RunResult run_poisson();
   RunResult run_anderson();
   double poisson_residual(T* u, const T* f, double f_norm, const T* previous);
-  // Halo exchange (finishing the one in flight for u, if any), then physical boundaries.
-  void fill_ghosts(T* u);
+  // Halo exchange (finishing the one in flight for u, if any), then physical boundaries
+  // (unless `physical` is false).
+  void fill_ghosts(T* u, bool physical = true);
   // Completes a halo exchange left in flight by sweep() (before the run ends, or before
   // another buffer's exchange).
   void settle();
   // out = stencil(u) with u's ghosts filled first; with execution.overlap and peers, out's
-  // halos are sent while its core is computed and left in flight (pending_ = out).
-  void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c);
+  // halos are sent while its core is computed and left in flight (pending_ = out). With
+  // rules_in_sweep (callers that never read u's ghosts afterwards) the backend may apply the
+  // physical face rules inside the sweep instead of writing u's ghosts.
+  void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;
   void write_output(std::int64_t step, double time);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -369,6 +370,101 @@ TEST(CudaStencil, BenchWithoutDeviceOrCudaFails) {
 }
 
 #ifdef HEATSOLVE_HAVE_CUDA
+// Backend::stencil_with_boundary (the heat loop's sweep) against apply_boundary + stencil: the
+// interior of out bit for bit, with u's physical ghosts poisoned (a kernel that applies the
+// rules itself must not read them), an Exchange face whose ghosts must be read, every face
+// type (periodic: the fallback), odd grids (partial tiles), whole tiles and a degenerate grid.
+template <typename T>
+void check_rules_in_sweep() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3})
+    for (int grid = 0; grid < 3; ++grid) {
+      GridDesc g = make_grid(dims);
+      if (grid == 1) {  // one cell across x, two across y, one plane in 3D
+        g.nx = 1;
+        g.ny = 2;
+        if (dims == 3) g.nz = 1;
+      } else if (grid == 2) {  // whole 2.5d-tma tiles (default shapes: 256 x 8, 2D 512)
+        g.nx = dims == 3 ? 256 : 512;
+        g.ny = dims == 3 ? 16 : 9;
+        g.nz = dims == 3 ? 5 : 1;
+      }
+      for (const BcCase& bc : bc_cases())
+        for (const std::string v : {"2.5d-tma", "2.5d-register"}) {
+          if (!stencil_variant_supported(*parse_stencil_variant(v))) continue;
+          SCOPED_TRACE(v + " " + std::to_string(dims) + "D grid " + std::to_string(grid) + " " +
+                       bc.name);
+          BackendOptions o;
+          o.kernel = v;
+          auto dev = make_backend<T>(BackendKind::Cuda, o);
+          dev->prepare(g);
+          BoundaryFaces faces = bc.faces;
+          faces[2].type = BoundaryType::Exchange;  // y-: its ghosts are another rank's values
+          if (faces[3].type == BoundaryType::Periodic) faces[3].type = BoundaryType::Exchange;
+          const std::size_t n = g.padded_size();
+          const std::vector<T> u0 = random_field<T>(n, 5), f0 = random_field<T>(n, 6);
+          std::vector<T> poisoned = u0;  // NaN in every ghost cell but the Exchange faces'
+          const int nz = g.dims == 3 ? g.nz : 1, kg = g.dims == 3 ? 1 : 0;
+          for (int k = -kg; k < nz + kg; ++k)
+            for (int j = -1; j <= g.ny; ++j)
+              for (int i = -1; i <= g.nx; ++i) {
+                const bool ghost = i < 0 || i >= g.nx || j < 0 || j >= g.ny || k < 0 || k >= nz;
+                const bool exchanged = i >= 0 && i < g.nx && k >= 0 && k < nz &&
+                                       ((j == -1 && faces[2].type == BoundaryType::Exchange) ||
+                                        (j == g.ny && faces[3].type == BoundaryType::Exchange));
+                if (ghost && !exchanged)
+                  poisoned[g.index(i, j, k)] = std::numeric_limits<T>::quiet_NaN();
+              }
+          auto du = dev->allocate(n), dp = dev->allocate(n), df = dev->allocate(n),
+               da = dev->allocate(n), db = dev->allocate(n);
+          du->copy_from_host(u0.data());
+          dp->copy_from_host(poisoned.data());
+          df->copy_from_host(f0.data());
+          const StencilCoeffs<T> c = heat_coeffs<T>(g, 0.7, 0.2 * stable_dt(g, 0.7));
+          dev->apply_boundary(du->data(), g, faces);
+          dev->stencil(du->data(), da->data(), df->data(), g, c);
+          std::vector<T> want(n), got(n);
+          da->copy_to_host(want.data());
+          const auto check = [&](const std::string& what) {
+            db->copy_to_host(got.data());
+            for (int k = 0; k < nz; ++k)
+              for (int j = 0; j < g.ny; ++j)
+                for (int i = 0; i < g.nx; ++i) {
+                  const std::int64_t q = g.index(i, j, k);
+                  ASSERT_EQ(std::memcmp(&got[q], &want[q], sizeof(T)), 0)
+                      << what << " cell (" << i << "," << j << "," << k << "): " << got[q] << " vs "
+                      << want[q];
+                }
+          };
+          dev->stencil_with_boundary(dp->data(), db->data(), df->data(), g, c, faces);
+          check("backend");
+          // Every compiled 2.5d-tma shape, with chunks of 1 and 3 planes and the automatic
+          // one (a chunk of one plane stages the ghost planes -1 and ns together).
+          const StencilVariant tma = StencilVariant::Tma25D;
+          if (v != "2.5d-tma" || !cuda::stencil_applies_rules(tma, faces)) continue;
+          for (cuda::StencilShape shape : cuda::compiled_shapes<T>(tma, dims))
+            for (int chunk : {1, 3, 0}) {
+              shape.bz = chunk;
+              // The reference with this shape's own arithmetic (u's ghosts filled above).
+              cuda::launch_stencil<T>(tma, shape, du->data(), da->data(), df->data(), g, c,
+                                      nullptr);
+              da->copy_to_host(want.data());
+              dp->copy_from_host(poisoned.data());
+              cuda::launch_stencil<T>(tma, shape, dp->data(), db->data(), df->data(), g, c, nullptr,
+                                      &faces);
+              check(shape.str());
+            }
+        }
+    }
+}
+
+TEST(CudaStencil, RulesInSweepMatchGhostFillFloat) {
+  check_rules_in_sweep<float>();
+}
+TEST(CudaStencil, RulesInSweepMatchGhostFillDouble) {
+  check_rules_in_sweep<double>();
+}
+
 // Every compiled block shape of every variant (including the ones BackendOptions.block cannot
 // name), with explicit small chunks for the streaming rungs.
 template <typename T>

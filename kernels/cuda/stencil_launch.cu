@@ -94,6 +94,7 @@ struct Args {
   StencilCoeffs<T> c;
   int chunk;  // planes per block for the streaming rungs (0 = auto)
   cudaStream_t stream;
+  GhostRules<T> rules;  // active != 0: 2.5d-tma applies them (stencil_applies_rules)
 };
 
 // ---- one launcher per rung ----------------------------------------------------------------
@@ -211,7 +212,7 @@ void launch_tma(const Args<T>& a) {
     chunk =
         auto_chunk(cdiv(s.nx, TX) * cdiv(s.ny_plane, TY), s.ns, 2 * per_sm * current_sm_count());
   const dim3 grid = stream_grid(s, TX, TY, chunk);
-  kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
+  kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, a.rules);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -434,9 +435,20 @@ StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>&
                      (is_streaming(v) ? "; bz = planes per block, 0 = auto" : "") + ")");
 }
 
+bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc) {
+  if (v != StencilVariant::Tma25D) return false;
+  for (const FaceBC& face : bc)
+    if (face.type == BoundaryType::Periodic) return false;
+  return true;
+}
+
 template <typename T>
 void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
-                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream) {
+                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream,
+                    const BoundaryFaces* rules) {
+  if (rules && !stencil_applies_rules(v, *rules))
+    throw BackendError(std::string("stencil variant '") + stencil_variant_name(v) +
+                       "' cannot apply these boundary rules itself");
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   for (const Entry& e : table()) {
     if (!usable<T>(e, v, g.dims) || e.shape.bx != shape.bx || e.shape.by != shape.by ||
@@ -444,7 +456,10 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
         e.shape.mb != shape.mb || e.shape.st != shape.st || e.shape.cb != shape.cb ||
         (!is_streaming(v) && e.shape.bz != shape.bz))
       continue;
-    const Args<T> a{u, out, f, g, c, is_streaming(v) ? shape.bz : 0, stream};
+    const Args<T> a{u,      out,
+                    f,      g,
+                    c,      is_streaming(v) ? shape.bz : 0,
+                    stream, rules ? ghost_rules<T>(g, *rules) : GhostRules<T>{}};
     if constexpr (sizeof(T) == sizeof(float))
       e.fn_float(a);
     else
@@ -459,7 +474,8 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
   template std::vector<StencilShape> compiled_shapes<T>(StencilVariant, int);                  \
   template StencilShape resolve_shape<T>(StencilVariant, int, const std::array<int, 3>&);      \
   template void launch_stencil<T>(StencilVariant, const StencilShape&, const T*, T*, const T*, \
-                                  const GridDesc&, const StencilCoeffs<T>&, cudaStream_t);
+                                  const GridDesc&, const StencilCoeffs<T>&, cudaStream_t,      \
+                                  const BoundaryFaces*);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -35,10 +35,17 @@ std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims);
 template <typename T>
 StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block);
 
-// One sweep out = stencil(u) (+ source*f) over the interior, asynchronous on `stream`.
+// True when variant v can apply the boundary rules of bc itself (2.5d-tma, no Periodic face).
+bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc);
+
+// One sweep out = stencil(u) (+ source*f) over the interior, asynchronous on `stream`. With
+// `rules` (where stencil_applies_rules), the kernel applies the Dirichlet/Neumann rules of
+// those faces itself and does not read u's ghosts there: the result is bitwise that of
+// apply_boundary(u, rules) followed by the plain sweep.
 template <typename T>
 void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
-                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream);
+                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream,
+                    const BoundaryFaces* rules = nullptr);
 
 // Multiprocessor count of the current device (cached per device).
 int current_sm_count();

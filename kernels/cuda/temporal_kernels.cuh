@@ -27,19 +27,6 @@
 
 namespace heatsolve::cuda {
 
-// Per face (x-, x+, y-, y+, z-, z+; 2D: x-, x+, y-, y+): ghost = neumann ? inner + b : b - inner
-// with b = T(2 v) (Dirichlet) or T(v h) (Neumann), the operations of apply_boundary_kernel.
-template <typename T>
-struct GhostRules {
-  T b[6];
-  unsigned neumann;  // bit f set: face f is Neumann
-};
-
-template <typename T>
-__device__ __forceinline__ T ghost_rule(const GhostRules<T>& r, int face, T inner) {
-  return ((r.neumann >> face) & 1u) ? inner + r.b[face] : r.b[face] - inner;
-}
-
 template <typename T, int DIM, int K, int BY, int RY, int VX>
 struct TemporalGeom {
   static constexpr int WX = 32 * VX;                           // columns of a warp (extended tile)

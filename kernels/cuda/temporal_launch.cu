@@ -25,21 +25,6 @@ bool temporal_supported(const GridDesc& g, const BoundaryFaces& bc) {
 namespace {
 
 template <typename T>
-GhostRules<T> ghost_rules(const GridDesc& g, const BoundaryFaces& bc) {
-  GhostRules<T> r{};
-  const double h[6] = {g.hx, g.hx, g.hy, g.hy, g.hz, g.hz};
-  for (int f = 0; f < 6; ++f) {
-    if (bc[f].type == BoundaryType::Neumann) {
-      r.neumann |= 1u << f;
-      r.b[f] = static_cast<T>(bc[f].value * h[f]);  // = T(__dmul_rn(v, h)) of apply_boundary
-    } else {
-      r.b[f] = static_cast<T>(2 * bc[f].value);
-    }
-  }
-  return r;
-}
-
-template <typename T>
 struct TArgs {
   const T* u;
   T* out;
