@@ -89,11 +89,15 @@ constexpr void (*pick())(const TArgs<T>&) {
         pick<double, ONLY, D, K, BY, RY, VX>(), ONLY              \
   }
 
-// The first entry per (dims, k, precision) is the default. Shapes keep registers near or
-// under 128 (ptxas -v): the stage rings cost 2 K RY VX values per thread.
+// The first entry per (dims, k, precision) is the default. The stage rings cost 2 K RY VX
+// values per thread (ptxas -v: 64-138 registers in float; the 3D k = 2 default needs 172 in
+// double, one block per SM, and is still the fastest there).
 const std::vector<TEntry>& ttable() {
   static const std::vector<TEntry> t = {
-      // 3D
+      // 3D. k = 2 default: 8 cells per thread (ry4 vx2; float: 113 registers, 2 blocks of 256
+      // threads per SM) share the per-iteration work (loads, stores, halo rows, barrier) that
+      // dominates the instruction count (ncu, docs/performance.md).
+      HS_T(3, 2, 8, 4, 2, 0),
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
       HS_T(3, 4, 16, 2, 2, 4),
