@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/field_ops.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/ghost_rules.cuh"
 #include "kernels/cuda/halo_pack.hpp"
 #include "kernels/cuda/reduction.cuh"
 #include "kernels/cuda/stencil_launch.cuh"
@@ -59,29 +60,6 @@ template void fill_random_device<double>(double*, std::size_t, unsigned long lon
                                          cudaStream_t);
 
 // ---- ghost fill: one kernel for all faces -------------------------------------------------
-struct DeviceFaces {
-  int type[6];
-  double value[6];
-};
-
-// `source` is the interior cell the rule reads: the inner neighbour, or for periodic faces
-// the cell on the opposite side (only that one is read: each read of an x-face cell costs a
-// DRAM sector of its own).
-template <typename T>
-__device__ __forceinline__ T ghost_value(int type, double value, T source, double h) {
-  switch (BoundaryType(type)) {
-    case BoundaryType::Dirichlet:
-      return static_cast<T>(2 * value) - source;
-    case BoundaryType::Neumann:
-      // __dmul_rn: no contraction into an FMA with the add, so the ghost equals the CPU's.
-      return source + static_cast<T>(__dmul_rn(value, h));
-    case BoundaryType::Periodic:
-    case BoundaryType::Exchange:
-      break;
-  }
-  return source;
-}
-
 // One grid z-slice per face (blockIdx.z = face), a 2D thread grid over the face's two
 // tangential coordinates (a fastest), no integer division per ghost cell. x faces cover
 // (j, k), y faces (i, k), z faces (i, j); faces cover only interior tangential ranges, so no
@@ -89,10 +67,10 @@ __device__ __forceinline__ T ghost_value(int type, double value, T source, doubl
 // indexing (59 us at 512^3 on an H200): the heat loop avoids this pass where the sweep
 // applies the rules itself (Backend::stencil_with_boundary).
 template <typename T>
-__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, DeviceFaces bc) {
+__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, GhostRules<T> rules) {
   const int face = blockIdx.z;
-  const int type = bc.type[face];
-  if (BoundaryType(type) == BoundaryType::Exchange) return;
+  const bool periodic = (rules.periodic >> face) & 1u;
+  if (!periodic && !((rules.active >> face) & 1u)) return;  // Exchange: left untouched
   const int axis = face >> 1;
   const bool hi = face & 1;
   const int na = axis == 0 ? g.ny : g.nx;
@@ -101,14 +79,15 @@ __global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, DeviceFaces
   const int b = blockIdx.y * blockDim.y + threadIdx.y;
   if (a >= na || b >= nb) return;
   const int n = axis == 0 ? g.nx : axis == 1 ? g.ny : g.nz;  // extent across the face
-  const bool periodic = BoundaryType(type) == BoundaryType::Periodic;
+  // The cell the rule reads: the inner neighbour, or for periodic faces the opposite side
+  // (only that one is read: each read of an x-face cell costs a DRAM sector of its own).
   const int ghost_at = hi ? n : -1, source_at = (hi != periodic) ? n - 1 : 0;
   const std::int64_t base = axis == 0   ? g.index(0, a, b)
                             : axis == 1 ? g.index(a, 0, b)
                                         : g.index(a, b, 0);
   const std::int64_t step = axis == 0 ? 1 : axis == 1 ? g.stride_y() : g.stride_z();
-  const double h = axis == 0 ? g.hx : axis == 1 ? g.hy : g.hz;
-  u[base + ghost_at * step] = ghost_value<T>(type, bc.value[face], u[base + source_at * step], h);
+  const T source = u[base + source_at * step];
+  u[base + ghost_at * step] = periodic ? source : ghost_rule(rules, face, source);
 }
 
 // ---- the backend ----------------------------------------------------------------------------
@@ -188,17 +167,12 @@ class CudaBackend final : public Backend<T> {
   }
 
   void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
-    DeviceFaces d{};
-    for (int f = 0; f < 6; ++f) {
-      d.type[f] = int(bc[f].type);
-      d.value[f] = bc[f].value;
-    }
     if (g.interior_size() == 0) return;
     const bool d3 = g.dims == 3;
     const dim3 block(d3 ? 32 : 256, d3 ? 8 : 1);
     const int max_a = std::max(g.nx, g.ny), max_b = d3 ? std::max(g.ny, g.nz) : 1;
     const dim3 grid((max_a + block.x - 1) / block.x, (max_b + block.y - 1) / block.y, d3 ? 6 : 4);
-    apply_boundary_kernel<T><<<grid, block, 0, stream_>>>(u, g, d);
+    apply_boundary_kernel<T><<<grid, block, 0, stream_>>>(u, g, ghost_rules<T>(g, bc));
     CUDA_CHECK_LAUNCH();
   }
 
@@ -213,12 +187,7 @@ class CudaBackend final : public Backend<T> {
   void stencil_with_boundary(T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
                              const BoundaryFaces& bc) override {
     const Choice& ch = choose(g);
-    if (stencil_applies_rules(ch.variant, bc)) {
-      launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_, &bc);
-    } else {
-      apply_boundary(u, g, bc);
-      launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_);
-    }
+    step_with_boundary(ch.variant, ch.shape, u, out, f, g, c, bc);
   }
 
   // A slab of whole outer-axis layers (z in 3D, y in 2D) is itself a padded grid: shift the
@@ -297,6 +266,18 @@ class CudaBackend final : public Backend<T> {
   };
   using Key = std::tuple<int, int, int, int>;
 
+  // One heat step's sweep with variant v: the face rules inside the sweep where v applies
+  // them, else the ghost fill and the plain sweep.
+  void step_with_boundary(StencilVariant v, const StencilShape& shape, T* u, T* out, const T* f,
+                          const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc) {
+    if (stencil_applies_rules(v, bc)) {
+      launch_stencil<T>(v, shape, u, out, f, g, c, stream_, &bc);
+    } else {
+      apply_boundary(u, g, bc);
+      launch_stencil<T>(v, shape, u, out, f, g, c, stream_);
+    }
+  }
+
   const Choice& choose(const GridDesc& g) {
     const Key key{g.dims, g.nx, g.ny, g.dims == 3 ? g.nz : 1};
     auto it = cache_.find(key);
@@ -339,16 +320,9 @@ class CudaBackend final : public Backend<T> {
         // faces): the sweep with the rules inside where the variant applies them, else the
         // ghost fill plus the sweep (the fill is 15 % of a 512^3 step: 2.5d-tma and
         // 2.5d-register tie within 1 % on the sweep alone in 3D double).
-        const bool rules = stencil_applies_rules(v, tuning_faces);
         const auto step = [&](int s) {
-          T* in = s % 2 ? b.get() : a.get();
-          T* out = s % 2 ? a.get() : b.get();
-          if (rules) {
-            launch_stencil<T>(v, shape, in, out, nullptr, g, c, stream_, &tuning_faces);
-          } else {
-            apply_boundary(in, g, tuning_faces);
-            launch_stencil<T>(v, shape, in, out, nullptr, g, c, stream_);
-          }
+          step_with_boundary(v, shape, s % 2 ? b.get() : a.get(), s % 2 ? a.get() : b.get(),
+                             nullptr, g, c, tuning_faces);
         };
         constexpr int kWarm = 2, kTimed = 6;
         for (int s = 0; s < kWarm; ++s) step(s);

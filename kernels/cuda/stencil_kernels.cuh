@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/ghost_rules.cuh"
 #include "kernels/grid.hpp"
 #include "kernels/stencil.hpp"
 
@@ -84,42 +85,6 @@ inline StreamGeom stream_geom(const GridDesc& g) {
     s.ss = g.stride_y();
   }
   return s;
-}
-
-// ---- boundary rules applied by a kernel instead of ghost cells ----------------------------
-// Per face (x-, x+, y-, y+, z-, z+; 2D: x-, x+, y-, y+): ghost = neumann ? inner + b : b - inner
-// with b = T(2 v) (Dirichlet) or T(v h) (Neumann), the operations of apply_boundary_kernel, so a
-// kernel that substitutes the rule sees the ghost values apply_boundary would have stored.
-// Faces without a bit in `active` (Exchange) keep the ghosts in memory; Periodic faces have no
-// local rule. ghost_rules() below builds it.
-template <typename T>
-struct GhostRules {
-  T b[6];
-  unsigned neumann;  // bit f set: face f is Neumann
-  unsigned active;   // bit f set: face f has a rule (Dirichlet or Neumann)
-};
-
-template <typename T>
-__device__ __forceinline__ T ghost_rule(const GhostRules<T>& r, int face, T inner) {
-  return ((r.neumann >> face) & 1u) ? inner + r.b[face] : r.b[face] - inner;
-}
-
-// The rules of bc's Dirichlet and Neumann faces (grid face order; h of the face's axis).
-template <typename T>
-GhostRules<T> ghost_rules(const GridDesc& g, const BoundaryFaces& bc) {
-  GhostRules<T> r{};
-  const double h[6] = {g.hx, g.hx, g.hy, g.hy, g.hz, g.hz};
-  for (int f = 0; f < 2 * g.dims; ++f) {
-    if (bc[f].type == BoundaryType::Neumann) {
-      r.neumann |= 1u << f;
-      r.active |= 1u << f;
-      r.b[f] = static_cast<T>(bc[f].value * h[f]);  // = T(__dmul_rn(v, h)) of apply_boundary
-    } else if (bc[f].type == BoundaryType::Dirichlet) {
-      r.active |= 1u << f;
-      r.b[f] = static_cast<T>(2 * bc[f].value);
-    }
-  }
-  return r;
 }
 
 // ---- rung 1: naive ------------------------------------------------------------------------
@@ -767,13 +732,16 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   const int pitch = layout.pitch;
   const auto phase = [&](int q) { return layout.phase(q); };
 
-  // Warp 0 stages plane q into stage st: one arrival announcing the plane's bytes, then one
-  // bulk copy per staged row (lane j: rows j and j + 32).
+  // Staged plane q lives in stage q mod S (planes k0-1+q: the ring turns once every S planes).
+  const auto stage = [](int q) { return q % S; };
+  // Warp 0 stages plane q: one arrival announcing the plane's bytes, then one bulk copy per
+  // staged row (lane j: rows j and j + 32).
   const bool producer = ty == 0 && tx < 32;
   const int rows_staged = DIM == 3 ? ey + 2 : 1;
   const std::uint32_t row_bytes = std::uint32_t(sizeof(T)) * std::uint32_t(ex + 2);
-  const auto issue = [&](int q, int st) {
+  const auto issue = [&](int q) {
     constexpr int H = (ROWS + 31) / 32;
+    const int st = stage(q);
     const T* const plane = u + corner + g.ss * q;
     const int ph = phase(q);
     const T* src[H];
@@ -808,7 +776,7 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   __syncthreads();
   if (producer)
 #pragma unroll 1
-    for (int q = 0; q < S && q < planes; ++q) issue(q, q);
+    for (int q = 0; q < S && q < planes; ++q) issue(q);
 
   // Aligned stores: in every row, the warps store whole 32-byte sectors. Row segment
   // [x0, x0 + TX) starts d = (-address) mod SEC elements before a sector boundary; thread tx
@@ -823,8 +791,8 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   const std::uint32_t sy_mod = std::uint32_t(g.sy), ss_u = std::uint32_t(g.ss);
   const int pb = int(sizeof(T)) * pitch;
   const int row0 = int(sizeof(T)) * ((DIM == 3 ? (ty * RY + 1) * pitch : 0) + 1);
-  const auto stage_base = [&](int st, int q) {  // shared byte offset of stage st's cell (-1,-1)
-    return int(sizeof(T)) * (st * STAGE + phase(q)) + row0;
+  const auto stage_base = [&](int q) {  // shared byte offset of this thread's first cell
+    return int(sizeof(T)) * (stage(q) * STAGE + phase(q)) + row0;
   };
   const auto at = [&](int off) { return *reinterpret_cast<const T*>(tma_smem + off); };
   int rows_left = DIM == 3 ? ey - ty * RY : 1;  // rows of this thread inside the grid
@@ -850,64 +818,63 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   // thread reads a stage while it is fixed, and the next step's barrier publishes it.
   const bool late = ((fix & 2u) && ex < TX) || ((fix & 8u) && ey < TY);
   const int ahead = late ? 2 : 1;
-  const auto wait_plane = [&](int q) {
-    mbarrier_wait_parity(full0 + 8u * std::uint32_t(q % S), std::uint32_t((q / S) & 1));
+  const auto wait_plane = [&](int q) {  // until staged plane q has landed
+    mbarrier_wait_parity(full0 + 8u * std::uint32_t(stage(q)), std::uint32_t((q / S) & 1));
   };
-  const auto cell = [&](int st, int q, int col, int row) -> T& {
+  const auto cell = [&](int q, int col, int row) -> T& {  // staged cell of plane q
     return *reinterpret_cast<T*>(
         tma_smem +
-        sizeof(T) * (st * STAGE + phase(q) + (DIM == 3 ? (row + 1) * pitch : 0) + col + 1));
+        sizeof(T) * (stage(q) * STAGE + phase(q) + (DIM == 3 ? (row + 1) * pitch : 0) + col + 1));
   };
   const int lin = ty * TX + tx;
-  const auto fix_inplane = [&](int st, int q) {  // x and y ghosts of the stage of plane q
+  const auto fix_inplane = [&](int q) {  // x and y ghosts of staged plane q
     if (lin < ey) {
-      if (fix & 1u) cell(st, q, -1, lin) = ghost_rule(gr, 0, cell(st, q, 0, lin));
-      if (fix & 2u) cell(st, q, ex, lin) = ghost_rule(gr, 1, cell(st, q, ex - 1, lin));
+      if (fix & 1u) cell(q, -1, lin) = ghost_rule(gr, 0, cell(q, 0, lin));
+      if (fix & 2u) cell(q, ex, lin) = ghost_rule(gr, 1, cell(q, ex - 1, lin));
     }
     if (DIM == 3 && (fix & 12u))
       for (int col = lin; col < ex; col += TX * BY) {
-        if (fix & 4u) cell(st, q, col, -1) = ghost_rule(gr, 2, cell(st, q, col, 0));
-        if (fix & 8u) cell(st, q, col, ey) = ghost_rule(gr, 3, cell(st, q, col, ey - 1));
+        if (fix & 4u) cell(q, col, -1) = ghost_rule(gr, 2, cell(q, col, 0));
+        if (fix & 8u) cell(q, col, ey) = ghost_rule(gr, 3, cell(q, col, ey - 1));
       }
   };
-  const auto fix_plane = [&](int st, int q, int src_st, int src_q, int face) {  // a ghost plane
+  const auto fix_plane = [&](int q, int src_q, int face) {  // ghost plane q from plane src_q
     for (int t = lin; t < ex * ey; t += TX * BY)
-      cell(st, q, t % ex, t / ex) = ghost_rule(gr, face, cell(src_st, src_q, t % ex, t / ex));
+      cell(q, t % ex, t / ex) = ghost_rule(gr, face, cell(src_q, t % ex, t / ex));
   };
 
   // Planes q = 1 .. planes-2 are computed; plane planes-1 is the ghost plane ns when k1 == ns,
   // fixed at step planes-3 (0: here).
-  mbarrier_wait_parity(full0, 0);
+  wait_plane(0);
   if (fix) {
     for (int q = 1; q <= ahead && q <= planes - 2; ++q) {
       wait_plane(q);
-      if (fix & 15u) fix_inplane(q % S, q);
+      if (fix & 15u) fix_inplane(q);
     }
-    if (fix & 16u) fix_plane(0, 0, 1, 1, SLO);  // plane -1 from plane 0
+    if (fix & 16u) fix_plane(0, 1, SLO);  // plane -1 from plane 0
     if ((fix & 32u) && planes == 3) {
       wait_plane(2);
-      fix_plane(2, 2, 1, 1, SLO + 1);  // plane ns from plane ns - 1
+      fix_plane(2, 1, SLO + 1);  // plane ns from plane ns - 1
     }
   }
-  int old = S - 1, prv = 0, cur = 1, nxt = 2;  // stages of planes q-2, q-1, q, q+1
 #pragma unroll 1
   for (int q = 1; q + 1 < planes; ++q) {
     __syncthreads();  // every thread is past plane q-1: the stage of plane q-2 is free
-    if (producer && q >= 2 && q - 2 + S < planes) issue(q - 2 + S, old);
-    mbarrier_wait_parity(full0 + 8u * std::uint32_t(cur), std::uint32_t((q / S) & 1));
-    mbarrier_wait_parity(full0 + 8u * std::uint32_t(nxt), std::uint32_t(((q + 1) / S) & 1));
+    if (producer && q >= 2 && q - 2 + S < planes) issue(q - 2 + S);
+    wait_plane(q);
+    wait_plane(q + 1);
     if (fix) {
       const int p = q + ahead;  // nobody reads its stage during this step
       if ((fix & 15u) && p <= planes - 2) {
         if (late) wait_plane(p);
-        fix_inplane(p % S, p);
+        fix_inplane(p);
       }
       if ((fix & 32u) && q == planes - 3) {
         wait_plane(q + 2);
-        fix_plane((q + 2) % S, q + 2, nxt, q + 1, SLO + 1);  // plane ns from plane ns - 1
+        fix_plane(q + 2, q + 1, SLO + 1);  // plane ns from plane ns - 1
       }
     }
-    const int bp = stage_base(prv, q - 1), bc = stage_base(cur, q), bn = stage_base(nxt, q + 1);
+    const int bp = stage_base(q - 1), bc = stage_base(q), bn = stage_base(q + 1);
     const std::uint32_t e = oelem + std::uint32_t(q - 1) * ss_u;  // column x0, row 0, plane q-1
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
@@ -923,10 +890,6 @@ __global__ void __launch_bounds__(TX* BY, MINB)
     }
     oplane += g.ss;
     if constexpr (SOURCE) fplane += g.ss;
-    old = prv;
-    prv = cur;
-    cur = nxt;
-    nxt = nxt + 1 == S ? 0 : nxt + 1;
   }
 }
 
