@@ -670,8 +670,8 @@ __global__ void __launch_bounds__(TX* BY, MINB)
 // This rung:
 //   - stages TALL tiles: TX x TY cells (TY = BY*RY rows, 3D) plus a one-cell halo, so L2
 //     reads are (TX+2)/TX * (TY+2)/TY of the minimum (1.25 for 512 x 8);
-//   - copies each staged row with ONE bulk copy of the copy engine (cp.async.bulk): lane j of
-//     warp 0 copies row j; completion is counted in bytes on one mbarrier per stage;
+//   - copies each staged row with ONE bulk copy of the copy engine (cp.async.bulk), the rows
+//     spread over the warps; completion is counted in bytes on one mbarrier per stage;
 //   - stores whole 32-byte sectors: the thread-to-column map of each row is rotated so that
 //     every warp's 32 stores fill aligned sectors (a plain row-major map straddles one more
 //     sector per warp: 25 % more L2 store traffic in float), which is why every value,
@@ -699,7 +699,6 @@ struct TmaTile {
       (2 * (V - 1) + (ROWS - 1) * PITCH_MAX + W + 2 * (V - 1) + V - 1) / V * V;
   static constexpr std::size_t RING_BYTES = std::size_t(S) * STAGE * sizeof(T);
   static constexpr std::size_t SMEM_BYTES = RING_BYTES + S * sizeof(std::uint64_t);
-  static_assert(ROWS <= 64, "warp 0 copies at most two staged rows per lane");
 };
 
 template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB, bool SOURCE>
@@ -734,43 +733,41 @@ __global__ void __launch_bounds__(TX* BY, MINB)
 
   // Staged plane q lives in stage q mod S (planes k0-1+q: the ring turns once every S planes).
   const auto stage = [](int q) { return q % S; };
-  // Warp 0 stages plane q: one arrival announcing the plane's bytes, then one bulk copy per
-  // staged row (lane j: rows j and j + 32).
-  const bool producer = ty == 0 && tx < 32;
+  // Plane q is staged by the first NWI warps: warp w copies staged rows w, w + NWI, ... (lane
+  // i: row w + NWI i), announcing its bytes with its own arrival (NWI arrivals per stage). A
+  // bulk copy takes uniform operands, so one warp's copies issue one after another (an R2UR
+  // loop over the lanes in the SASS): with all rows on warp 0, that warp fell behind the
+  // others every plane. Measured (docs/performance.md, session 4): tiles of 16-18 staged rows
+  // 2-7 % faster, the default (10 rows) unchanged within run-to-run spread.
+  constexpr int NW = TX * BY / 32, NWI = NW < ROWS ? NW : ROWS;
+  static_assert(ROWS <= 32 * NWI, "each issuing lane copies one row");
+  const int warp = (tx + TX * ty) >> 5;
+  const bool producer = warp < NWI;
   const int rows_staged = DIM == 3 ? ey + 2 : 1;
   const std::uint32_t row_bytes = std::uint32_t(sizeof(T)) * std::uint32_t(ex + 2);
   const auto issue = [&](int q) {
-    constexpr int H = (ROWS + 31) / 32;
     const int st = stage(q);
-    const T* const plane = u + corner + g.ss * q;
-    const int ph = phase(q);
-    const T* src[H];
-    std::uint32_t dst[H], bytes[H], total = 0;
-#pragma unroll
-    for (int h = 0; h < H; ++h) {
-      const int j = lane + 32 * h;
-      bytes[h] = 0;
-      if (j < rows_staged) {
-        const char* first = reinterpret_cast<const char*>(plane + (DIM == 3 ? g.sy * j : 0));
-        const std::uint32_t mis = std::uint32_t(reinterpret_cast<std::uintptr_t>(first)) & 15u;
-        src[h] = reinterpret_cast<const T*>(first - mis);
-        dst[h] = ring_shared +
-                 std::uint32_t(sizeof(T)) * std::uint32_t(st * STAGE + ph + j * pitch) - mis;
-        bytes[h] = (mis + row_bytes + 15u) & ~15u;
-        total += bytes[h];
-      }
+    const int j = warp + NWI * lane;  // staged row of this lane
+    std::uint32_t bytes = 0, dst = 0;
+    const T* src = nullptr;
+    if (j < rows_staged) {
+      const char* first =
+          reinterpret_cast<const char*>(u + corner + g.ss * q + (DIM == 3 ? g.sy * j : 0));
+      const std::uint32_t mis = std::uint32_t(reinterpret_cast<std::uintptr_t>(first)) & 15u;
+      src = reinterpret_cast<const T*>(first - mis);
+      dst = ring_shared +
+            std::uint32_t(sizeof(T)) * std::uint32_t(st * STAGE + phase(q) + j * pitch) - mis;
+      bytes = (mis + row_bytes + 15u) & ~15u;
     }
-    total = __reduce_add_sync(0xffffffffu, total);
+    const std::uint32_t total = __reduce_add_sync(0xffffffffu, bytes);
     const std::uint32_t bar = full0 + 8u * std::uint32_t(st);
     if (lane == 0) mbarrier_arrive_expect_tx(bar, total);
     __syncwarp();
-#pragma unroll
-    for (int h = 0; h < H; ++h)
-      if (bytes[h]) bulk_copy_to_shared(dst[h], src[h], bytes[h], bar);
+    if (bytes) bulk_copy_to_shared(dst, src, bytes, bar);
   };
   if (tx == 0 && ty == 0) {
 #pragma unroll
-    for (int st = 0; st < S; ++st) mbarrier_init(full0 + 8u * st, 1);
+    for (int st = 0; st < S; ++st) mbarrier_init(full0 + 8u * st, NWI);
     mbarrier_init_fence();
   }
   __syncthreads();
