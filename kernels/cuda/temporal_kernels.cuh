@@ -23,6 +23,8 @@
 // function, so a pass of K sub-steps equals K single steps bit for bit.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/cuda/stencil_kernels.cuh"
 
 namespace heatsolve::cuda {
@@ -46,10 +48,14 @@ struct TemporalGeom {
 // N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1, plane p). Neighbours
 // outside the domain are replaced by the face's ghost rule (only in blocks/planes at a face).
 //
-// FACES = false is the interior path (no ghost tests at all): ncu and the SASS showed the face
-// tests, evaluated for every point, were most of the instructions of a pass (about 60 per
-// point update, against 7-8 floating-point ones). SOURCE = false drops the source read.
-template <typename T, int DIM, int RY, int VX, bool FACES, bool SOURCE>
+// FACES: which ghost tests are compiled in, a mask of kFaceX, kFaceY (in-plane faces the
+// block's extended tile touches) and kFaceStream (planes 0 and ns-1: all three). 0 is the
+// interior path: ncu and the SASS showed the face tests, evaluated for every point, were most
+// of the instructions of a pass (about 60 per point update, against 7-8 floating-point
+// ones); blocks at one in-plane face pay only for that axis. SOURCE = false drops the source
+// read.
+inline constexpr int kFaceX = 1, kFaceY = 2, kFaceStream = 4;
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
 __device__ __forceinline__ void temporal_substep(
     T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
     const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
@@ -71,17 +77,19 @@ __device__ __forceinline__ void temporal_substep(
         yp = r < RY - 1 ? C[r + 1][v] : hhi[v];
       }
       T sm = M[r][v], sp = N[r][v];
-      if constexpr (FACES) {
+      if constexpr ((FACES & kFaceX) != 0) {
         if (xface) {
           if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
           if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
         }
-        if constexpr (DIM == 3) {
-          if (yface) {
-            if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
-            if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
-          }
+      }
+      if constexpr (DIM == 3 && (FACES & kFaceY) != 0) {
+        if (yface) {
+          if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
+          if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
         }
+      }
+      if constexpr ((FACES & kFaceStream) != 0) {
         if (p == 0) sm = ghost_rule(gr, SLO, u0);
         if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
       }
@@ -211,24 +219,29 @@ __global__ void __launch_bounds__(32 * BY)
       const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
       // Block- and plane-uniform choice of the path (planes p < 0 or >= ns are computed but
       // never used: their consumers substitute the z ghost rule).
-      const bool faces = xface || yface || p == 0 || p == ns - 1;
-#define HS_SUBSTEP(FACES, SOURCE)                                                              \
-  temporal_substep<T, DIM, RY, VX, FACES, SOURCE>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, \
-                                                  fpl, roff, colc, xcol, yrow, nx, ny, p, ns,  \
-                                                  xface, yface)
-      if (faces) {
+      const auto substep = [&](auto faces) {
+        constexpr int F = decltype(faces)::value;
         if (fpl)
-          HS_SUBSTEP(true, true);
+          temporal_substep<T, DIM, RY, VX, F, true>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr,
+                                                    fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
+                                                    xface, yface);
         else
-          HS_SUBSTEP(true, false);
-      } else {
-        if (fpl)
-          HS_SUBSTEP(false, true);
-        else
-          HS_SUBSTEP(false, false);
-      }
-#undef HS_SUBSTEP
-      // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
+          temporal_substep<T, DIM, RY, VX, F, false>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr,
+                                                     fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
+                                                     xface, yface);
+      };
+      using std::integral_constant;
+      if (p == 0 || p == ns - 1)
+        substep(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
+      else if (!xface && !yface)
+        substep(integral_constant<int, 0>{});
+      else if (DIM == 2 || !yface)
+        substep(integral_constant<int, kFaceX>{});
+      else if (!xface)
+        substep(integral_constant<int, kFaceY>{});
+      else
+        substep(integral_constant<int, kFaceX | kFaceY>{});
+        // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
 #pragma unroll
