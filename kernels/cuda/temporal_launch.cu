@@ -90,13 +90,15 @@ constexpr void (*pick())(const TArgs<T>&) {
   }
 
 // The first entry per (dims, k, precision) is the default. The stage rings cost 2 K RY VX
-// values per thread (ptxas -v: 64-138 registers in float; the 3D k = 2 default needs 172 in
-// double, one block per SM, and is still the fastest there).
+// values per thread (ptxas -v: 64-138 registers in float, 124-172 in double).
 const std::vector<TEntry>& ttable() {
   static const std::vector<TEntry> t = {
-      // 3D. k = 2 default: 8 cells per thread (ry4 vx2; float: 113 registers, 2 blocks of 256
-      // threads per SM) share the per-iteration work (loads, stores, halo rows, barrier) that
-      // dominates the instruction count (ncu, docs/performance.md).
+      // 3D. k = 2 defaults: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
+      // stores, halo rows, barrier) that dominates the instruction count (ncu,
+      // docs/performance.md). Float: 32x8 (128 registers, 2 blocks of 256 threads per SM).
+      // Double: 32x4 (168 registers: 3 blocks of 128 threads per SM, where 32x8 fits one);
+      // its smaller tiles (60 x 12 useful cells) were 3-7 % faster (session 4, run 14).
+      HS_T(3, 2, 4, 4, 2, 8),
       HS_T(3, 2, 8, 4, 2, 0),
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
