@@ -219,29 +219,30 @@ __global__ void __launch_bounds__(32 * BY)
       const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
       // Block- and plane-uniform choice of the path (planes p < 0 or >= ns are computed but
       // never used: their consumers substitute the z ghost rule).
-      const auto substep = [&](auto faces) {
-        constexpr int F = decltype(faces)::value;
+      const auto substep = [&](auto faces, auto source) {
+        temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
+            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
+            xface, yface);
+      };
+      const auto with_source = [&](auto faces) {
         if (fpl)
-          temporal_substep<T, DIM, RY, VX, F, true>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr,
-                                                    fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
-                                                    xface, yface);
+          substep(faces, std::true_type{});
         else
-          temporal_substep<T, DIM, RY, VX, F, false>(R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr,
-                                                     fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
-                                                     xface, yface);
+          substep(faces, std::false_type{});
       };
       using std::integral_constant;
-      if (p == 0 || p == ns - 1)
-        substep(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
-      else if (!xface && !yface)
-        substep(integral_constant<int, 0>{});
-      else if (DIM == 2 || !yface)
-        substep(integral_constant<int, kFaceX>{});
-      else if (!xface)
-        substep(integral_constant<int, kFaceY>{});
-      else
-        substep(integral_constant<int, kFaceX | kFaceY>{});
-        // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
+      if (p == 0 || p == ns - 1) {
+        with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
+      } else if (!xface && !yface) {
+        with_source(integral_constant<int, 0>{});
+      } else if (DIM == 2 || !yface) {
+        with_source(integral_constant<int, kFaceX>{});
+      } else if (!xface) {
+        with_source(integral_constant<int, kFaceY>{});
+      } else {
+        with_source(integral_constant<int, kFaceX | kFaceY>{});
+      }
+      // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
 #pragma unroll
