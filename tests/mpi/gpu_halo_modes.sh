@@ -8,15 +8,12 @@
 # Usage: gpu_halo_modes.sh <heatsolve> <workdir>    PYTHON: a python3 with h5py (python3)
 set -uo pipefail
 HS=$(realpath "$1") WORK=$2
+# check <description> <condition...> (tests/mpi/check.sh)
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/check.sh"
 PYTHON=${PYTHON:-python3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 fail=0
-check() {  # check <description> <condition...>
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; fail=1; fi
-}
 
 deck() {  # deck <z- type> <z+ type>
   cat <<EOF

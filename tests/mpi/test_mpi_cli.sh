@@ -11,6 +11,8 @@
 # size runs the same arithmetic); PYTHON names a python3 with h5py (default /usr/bin/python3).
 set -uo pipefail
 HS=$(realpath "$1") MPIEXEC=$2 WORK=$3
+# check <description> <condition...> (tests/mpi/check.sh)
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/check.sh"
 BACKEND=${BACKEND:-cpu} PYTHON=${PYTHON:-/usr/bin/python3}
 RUNSET=(--set "execution.backend=$BACKEND")
 [ "$BACKEND" = cuda ] && RUNSET+=(--set execution.kernel=naive)
@@ -18,11 +20,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 MPIRUN=("$MPIEXEC" --oversubscribe)
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 fail=0
-check() {  # check <description> <condition...>
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; fail=1; fi
-}
 
 cat > deck.yaml <<'EOF'
 name: mpicli
