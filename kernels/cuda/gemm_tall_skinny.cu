@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/compiled_choice.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/reduction_launch.cuh"  // VecT, GridMask, DotLoader, the modern rung
@@ -96,17 +97,17 @@ template <class T, class Acc, bool kCols>
 using TsDefault =
     TsTune<ts_tuning<T, Acc, kCols>().chunk_scale, ts_tuning<T, Acc, kCols>().min_blocks>;
 
-template <class F, std::size_t... I>
-bool with_ts_tuning_impl(const TallSkinnyTuning& t, F& f, std::index_sequence<I...>) {
-  return ((same_tuning(kTsCandidates[I], t) &&
-           (f(TsTune<kTsCandidates[I].chunk_scale, kTsCandidates[I].min_blocks>{}), true)) ||
-          ...);
-}
+// Calls f(TsTune<...>{}) for the compiled candidate equal to t; throws if there is none.
 template <class F>
 void with_ts_tuning(const TallSkinnyTuning& t, F&& f) {
   constexpr std::size_t kCount = sizeof(kTsCandidates) / sizeof(kTsCandidates[0]);
-  if (!with_ts_tuning_impl(t, f, std::make_index_sequence<kCount>{}))
-    throw std::invalid_argument("not a compiled tall-skinny tuning");
+  const bool found = with_compiled_index<kCount>(
+      [&](std::size_t i) { return same_tuning(kTsCandidates[i], t); },
+      [&](auto i) {
+        constexpr TallSkinnyTuning c = kTsCandidates[decltype(i)::value];
+        f(TsTune<c.chunk_scale, c.min_blocks>{});
+      });
+  if (!found) throw std::invalid_argument("not a compiled tall-skinny tuning");
 }
 
 struct NoMask {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/backend.hpp"
+#include "kernels/cuda/compiled_choice.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/reduction.cuh"
 #include "kernels/cuda/reduction_kernels.cuh"
@@ -50,19 +51,16 @@ using SolverTuning = ModernTuning<modern_config<T>().block, modern_config<T>().u
                                   modern_config<T>().max_blocks, modern_config<T>().fused>;
 
 // Calls f(ModernTuning<...>{}) for the candidate equal to cfg; throws if there is none.
-template <class F, std::size_t... I>
-bool with_candidate_impl(const ModernReductionConfig& cfg, F& f, std::index_sequence<I...>) {
-  return ((kModernCandidates[I] == cfg &&
-           (f(ModernTuning<kModernCandidates[I].block, kModernCandidates[I].unroll,
-                           kModernCandidates[I].max_blocks, kModernCandidates[I].fused>{}),
-            true)) ||
-          ...);
-}
 template <class F>
 void with_candidate(const ModernReductionConfig& cfg, F&& f) {
   constexpr std::size_t kCount = sizeof(kModernCandidates) / sizeof(kModernCandidates[0]);
-  if (!with_candidate_impl(cfg, f, std::make_index_sequence<kCount>{}))
-    throw std::invalid_argument("not a compiled modern-reduction configuration");
+  const bool found = with_compiled_index<kCount>(
+      [&](std::size_t i) { return kModernCandidates[i] == cfg; },
+      [&](auto i) {
+        constexpr ModernReductionConfig c = kModernCandidates[decltype(i)::value];
+        f(ModernTuning<c.block, c.unroll, c.max_blocks, c.fused>{});
+      });
+  if (!found) throw std::invalid_argument("not a compiled modern-reduction configuration");
 }
 
 // Modern rung over positions [0, n) of loader ld (head scalars, nvec aligned vectors, the rest
