@@ -60,7 +60,7 @@ __device__ __forceinline__ void temporal_substep(
     T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
     const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
     const T* __restrict__ fpl, const int (&roff)[RY], const int (&colc)[VX], const int (&xcol)[VX],
-    const int (&yrow)[RY], int nx, int ny, int p, int ns, bool xface, bool yface) {
+    const int (&yrow)[RY], int nx, int ny, int p, int ns) {
   constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -78,16 +78,12 @@ __device__ __forceinline__ void temporal_substep(
       }
       T sm = M[r][v], sp = N[r][v];
       if constexpr ((FACES & kFaceX) != 0) {
-        if (xface) {
-          if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
-          if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
-        }
+        if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
+        if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
       }
       if constexpr (DIM == 3 && (FACES & kFaceY) != 0) {
-        if (yface) {
-          if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
-          if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
-        }
+        if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
+        if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
       }
       if constexpr ((FACES & kFaceStream) != 0) {
         if (p == 0) sm = ghost_rule(gr, SLO, u0);
@@ -221,8 +217,8 @@ __global__ void __launch_bounds__(32 * BY)
       // never used: their consumers substitute the z ghost rule).
       const auto substep = [&](auto faces, auto source) {
         temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
-            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p, ns,
-            xface, yface);
+            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
+            ns);
       };
       const auto with_source = [&](auto faces) {
         if (fpl)
@@ -230,12 +226,15 @@ __global__ void __launch_bounds__(32 * BY)
         else
           substep(faces, std::false_type{});
       };
+      // The stream-face planes (2 of ns) test every face, needed or not.
       using std::integral_constant;
       if (p == 0 || p == ns - 1) {
         with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
       } else if (!xface && !yface) {
         with_source(integral_constant<int, 0>{});
-      } else if (DIM == 2 || !yface) {
+      } else if constexpr (DIM == 2) {  // no y faces: no kFaceY instances in 2D
+        with_source(integral_constant<int, kFaceX>{});
+      } else if (!yface) {
         with_source(integral_constant<int, kFaceX>{});
       } else if (!xface) {
         with_source(integral_constant<int, kFaceY>{});
