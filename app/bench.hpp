@@ -4,11 +4,12 @@
 
 #include <string>
 
+#include "kernels/cuda/stencil_bench.hpp"
+
 namespace heatsolve {
 
-// Prints the table (or JSON with `json`) of every stencil variant at size^dims (each compiled
-// block shape with `all_shapes`, else the defaults); returns the process exit code.
-int run_stencil_bench(int size, int dims, const std::string& precision, bool json,
-                      bool all_shapes = false);
+// Prints the table (or JSON with `json`) of the stencil variants of `opts` (each compiled
+// block shape with all_shapes, else the defaults); returns the process exit code.
+int run_stencil_bench(const StencilBenchOptions& opts, bool json);
 
 }  // namespace heatsolve

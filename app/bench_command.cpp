@@ -15,6 +15,14 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_flag("--json", o.json, "machine-readable output");
   cmd->add_flag("--all-shapes", o.all_shapes,
                 "stencils: time every compiled block shape (execution.block), not only defaults");
+  cmd->add_option("--variants", o.variants,
+                  "stencils: time only these variants (names of execution.kernel, or temporal)")
+      ->delimiter(',');
+  cmd->add_option("--chunks", o.chunks,
+                  "stencils: also time the default shapes of the streaming rungs and of temporal "
+                  "with these planes per block (the automatic choice is always timed)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--reductions", o.reductions, "benchmark the reduction ladder (and CUB)");
   cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
   cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
@@ -24,8 +32,14 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
 int bench_command(const BenchOptions& o) {
   if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
   if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
-  const int size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
-  return run_stencil_bench(size, o.dims, o.precision, o.json, o.all_shapes);
+  StencilBenchOptions s;
+  s.size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
+  s.dims = o.dims;
+  s.precision = o.precision;
+  s.all_shapes = o.all_shapes;
+  s.variants = o.variants;
+  s.chunks = o.chunks;
+  return run_stencil_bench(s, o.json);
 }
 
 }  // namespace heatsolve

@@ -5,19 +5,11 @@
 
 #include "app/bench.hpp"
 
-#ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/cuda/stencil_bench.hpp"
-#endif
-
 namespace heatsolve {
 
-int run_stencil_bench(int size, int dims, const std::string& precision, bool json,
-                      bool all_shapes) {
+int run_stencil_bench(const StencilBenchOptions& o, bool json) {
 #ifndef HEATSOLVE_HAVE_CUDA
-  (void)all_shapes;
-  (void)size;
-  (void)dims;
-  (void)precision;
+  (void)o;
   (void)json;
   fmt::print(stderr,
              "heatsolve bench: this build has no CUDA backend (configure with a CUDA compiler "
@@ -25,11 +17,8 @@ int run_stencil_bench(int size, int dims, const std::string& precision, bool jso
   return 1;
 #else
   try {
-    StencilBenchOptions o;
-    o.size = size;
-    o.dims = dims;
-    o.precision = precision;
-    o.all_shapes = all_shapes;
+    const int size = o.size, dims = o.dims;
+    const std::string& precision = o.precision;
     const std::vector<StencilBenchRow> rows = bench_stencils(o);
     if (rows.empty()) {
       fmt::print(stderr, "heatsolve bench: no variant ran\n");

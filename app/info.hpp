@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -18,6 +19,8 @@ struct BenchOptions {
   bool reductions = false;
   bool gemm = false;
   bool all_shapes = false;  // stencil bench: every compiled block shape, not only the defaults
+  std::vector<std::string> variants;  // stencil bench: only these (empty: all)
+  std::vector<int> chunks;            // stencil bench: planes per block to time besides auto
   std::size_t reduction_elements = std::size_t(1) << 28;
   int gemm_max_size = 8192;
 };

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "kernels/stencil.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/chunking.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/stencil_bench.hpp"
 #include "kernels/cuda/stencil_launch.cuh"
@@ -366,10 +368,44 @@ TEST(CudaReduce, MatchesCpuDouble) {
 
 TEST(CudaStencil, BenchWithoutDeviceOrCudaFails) {
   if (cuda_device_available()) GTEST_SKIP() << "a device is present";
-  EXPECT_NE(run_stencil_bench(16, 3, "float", false), 0);
+  StencilBenchOptions o;
+  o.size = 16;
+  EXPECT_NE(run_stencil_bench(o, false), 0);
 }
 
 #ifdef HEATSOLVE_HAVE_CUDA
+// Planes per block (host arithmetic, no device needed). The cases are the measured ones of
+// docs/performance.md (session 5, H200: 132 SMs).
+TEST(CudaChunking, WaveChunkPicksFullRounds) {
+  using cuda::wave_chunk;
+  // 3D float temporal k = 2: 171 tiles, 2 blocks per SM. 43 planes: 12 chunks, 7.77 rounds.
+  EXPECT_EQ(wave_chunk(171, 512, 2 * 132, 4, 32), 43);
+  // 2D double 2.5d-tma: 16 tiles, 2 blocks per SM: 99 chunks of 83 rows, exactly 6 rounds.
+  EXPECT_EQ(wave_chunk(16, 8192, 2 * 132, 2, 32), 83);
+  // No chunk of >= 32 planes makes 6 rounds: the best score, here the most blocks (34).
+  EXPECT_EQ(wave_chunk(1, 100, 1000, 4, 32), 34);
+  // ... and here one round filled to 99 % (58 chunks of 142 planes, 1044 of 1056 slots).
+  EXPECT_EQ(wave_chunk(18, 8192, 8 * 132, 8, 32), 142);
+  // Fewer planes than min_chunk: one chunk.
+  EXPECT_EQ(wave_chunk(1, 5, 264, 4, 32), 5);
+  // Every result is a real chunk: >= min_chunk (or all planes), <= ns, and where 6 rounds are
+  // possible its last round is at least 5/6 full.
+  for (int tiles : {1, 7, 64, 128, 171, 387, 1000})
+    for (int ns : {1, 31, 64, 200, 512, 4096})
+      for (int slots : {132, 264, 396}) {
+        const int chunk = wave_chunk(tiles, ns, slots, 4, 32);
+        EXPECT_GE(chunk, std::min(32, ns));
+        EXPECT_LE(chunk, ns);
+        const double w = double(tiles) * cuda::cdiv(ns, chunk) / slots;
+        int most = 1;  // chunks of the smallest chunk >= 32 planes
+        while (most < ns && cuda::cdiv(ns, most + 1) >= 32) ++most;
+        if (double(tiles) * most / slots >= 6 && ns >= 32) {
+          EXPECT_GE(w, 6.0) << tiles << " " << ns << " " << slots;
+          EXPECT_GE(w / std::ceil(w), 5.0 / 6.0) << tiles << " " << ns << " " << slots;
+        }
+      }
+}
+
 // Backend::stencil_with_boundary (the heat loop's sweep) against apply_boundary + stencil: the
 // interior of out bit for bit, with u's physical ghosts poisoned (a kernel that applies the
 // rules itself must not read them), an Exchange face whose ghosts must be read, every face
@@ -599,15 +635,22 @@ TEST(CudaStencilBench, DISABLED_Table) {
   int size = 256, dims = 3;
   char prec[16] = "float", mode[16] = "";
   if (spec) std::sscanf(spec, "%d %d %15s %15s", &size, &dims, prec, mode);
-  if (std::string(mode) != "all") {
-    EXPECT_EQ(run_stencil_bench(size, dims, prec, false), 0);
-    return;
-  }
   StencilBenchOptions o;
   o.size = size;
   o.dims = dims;
   o.precision = prec;
-  o.all_shapes = true;
+  // Optional, comma-separated: HEATSOLVE_BENCH_VARIANTS (names), HEATSOLVE_BENCH_CHUNKS (planes
+  // per block, timed besides auto).
+  const auto list = [](const char* env) {
+    std::vector<std::string> out;
+    std::istringstream in(std::getenv(env) ? std::getenv(env) : "");
+    for (std::string item; std::getline(in, item, ',');)
+      if (!item.empty()) out.push_back(item);
+    return out;
+  };
+  o.variants = list("HEATSOLVE_BENCH_VARIANTS");
+  for (const std::string& c : list("HEATSOLVE_BENCH_CHUNKS")) o.chunks.push_back(std::stoi(c));
+  o.all_shapes = std::string(mode) == "all";
   const auto rows = bench_stencils(o);
   ASSERT_FALSE(rows.empty());
   std::printf("ALLSHAPES %s %d^%d %s copy %.0f GB/s memcpy %.0f GB/s\n", rows[0].device.c_str(),

@@ -70,6 +70,18 @@ class Timer {
 
 template <typename T>
 std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
+  for (const std::string& name : o.variants) {
+    const bool known =
+        name == "temporal" ||
+        std::any_of(kAllStencilVariants.begin(), kAllStencilVariants.end(),
+                    [&](StencilVariant v) { return name == stencil_variant_name(v); });
+    if (!known) {
+      std::string list = "temporal";
+      for (StencilVariant v : kAllStencilVariants)
+        list += std::string(", ") + stencil_variant_name(v);
+      throw std::invalid_argument("unknown stencil variant '" + name + "' (known: " + list + ")");
+    }
+  }
   if (cuda_device_count() == 0) throw std::runtime_error("no CUDA device available");
   GridDesc g;
   g.dims = o.dims;
@@ -128,6 +140,12 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
     if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
     std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, o.dims);
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
+    if (cuda::is_streaming(v) && !shapes.empty())
+      for (int chunk : o.chunks) {
+        cuda::StencilShape s = shapes.front();
+        s.bz = chunk;
+        shapes.push_back(s);
+      }
     for (std::size_t si = 0; si < shapes.size(); ++si) {
       const cuda::StencilShape& shape = shapes[si];
       const double ms = timer.median_ms(o.warmup, o.repeats, [&] {
@@ -158,13 +176,27 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
   // Temporal blocking: passes of k fused steps (Dirichlet faces, ghost rules in the pass).
   if (o.variants.empty() ||
       std::find(o.variants.begin(), o.variants.end(), "temporal") != o.variants.end()) {
-    std::vector<cuda::TemporalShape> shapes = cuda::temporal_shapes<T>(o.dims);
-    BoundaryFaces bc{};
-    std::vector<int> seen;
-    for (const cuda::TemporalShape& shape : shapes) {
-      const bool is_default = std::find(seen.begin(), seen.end(), shape.k) == seen.end();
-      seen.push_back(shape.k);
+    std::vector<cuda::TemporalShape> shapes;  // to time; defaults[i]: shape i is its k's default
+    std::vector<bool> defaults;
+    for (const cuda::TemporalShape& shape : cuda::temporal_shapes<T>(o.dims)) {
+      const bool is_default =
+          std::none_of(shapes.begin(), shapes.end(),
+                       [&](const cuda::TemporalShape& s) { return s.k == shape.k; });
       if (!o.all_shapes && !is_default) continue;
+      shapes.push_back(shape);
+      defaults.push_back(is_default);
+      if (is_default)
+        for (int chunk : o.chunks) {
+          cuda::TemporalShape s = shape;
+          s.chunk = chunk;
+          shapes.push_back(s);
+          defaults.push_back(false);
+        }
+    }
+    BoundaryFaces bc{};
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const cuda::TemporalShape& shape = shapes[i];
+      const bool is_default = defaults[i];
       const double ms = timer.median_ms(o.warmup, o.repeats, [&] {
         for (int s = 0; s < steps; ++s) {
           const bool even = s % 2 == 0;

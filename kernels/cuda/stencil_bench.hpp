@@ -17,6 +17,9 @@ struct StencilBenchOptions {
   bool with_source = false;           // add the source term (one more array read per point)
   bool all_shapes = false;            // every compiled block shape, not only the defaults
   std::vector<std::string> variants;  // empty = all ("temporal": the fused k-step passes)
+  // Planes per block (bz of the streaming rungs, the temporal chunk) to time besides the
+  // launcher's automatic choice, each on the default shape: the data behind that choice.
+  std::vector<int> chunks;
 };
 
 struct StencilBenchRow {

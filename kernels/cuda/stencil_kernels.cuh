@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/chunking.hpp"
 #include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/ghost_rules.cuh"
@@ -888,20 +889,6 @@ __global__ void __launch_bounds__(TX* BY, MINB)
     oplane += g.ss;
     if constexpr (SOURCE) fplane += g.ss;
   }
-}
-
-// ---- launch helpers ---------------------------------------------------------------------
-inline int cdiv(int a, int b) {
-  return (a + b - 1) / b;
-}
-
-// Planes per block for the streaming rungs when the caller gives none: about `blocks` blocks
-// in all, but at least 16 planes each (each block re-reads two planes).
-inline int auto_chunk(int tiles, int ns, int blocks) {
-  const int want = std::max(1, cdiv(blocks, std::max(tiles, 1)));
-  const int most = std::max(1, cdiv(ns, 16));
-  const int chunks = std::min(want, most);
-  return cdiv(ns, chunks);
 }
 
 }  // namespace heatsolve::cuda

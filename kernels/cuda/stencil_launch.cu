@@ -83,6 +83,25 @@ int current_sm_count() {
   return current_device_attribute(cudaDevAttrMultiProcessorCount);
 }
 
+int resident_blocks_per_sm(const void* kernel, int threads, std::size_t smem) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find({kernel, dev});
+  if (it != cache.end()) return it->second;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
+  if (blocks < 1)
+    throw BackendError("a kernel shape (" + std::to_string(threads) + " threads, " +
+                       std::to_string(smem) +
+                       " bytes of shared memory per block) does not fit on this device");
+  cache.emplace(std::make_pair(kernel, dev), blocks);
+  return blocks;
+}
+
 namespace {
 
 template <typename T>
@@ -143,6 +162,12 @@ void launch_register(const Args<T>& a) {
   const int xshift =
       VX == 2 && s.nx % 2 == 0 && s.origin % 2 == 1 && aligned(a.u) && aligned(a.out) ? 1 : 0;
   int chunk = a.chunk;
+  // 2D: short chunks of rows, for the reason of 2.5d-tma's 3D chunks (launch_tma): 8192^2
+  // measured 93 % of copy at 10-12 rows against 76 % at the 16-blocks-per-SM rule's 63 rows
+  // in float, 101 % against 85 % in double (docs/performance.md, session 5). In 3D the gain
+  // was smaller in float (71 % against 67 %) and not steady in double: the common rule.
+  constexpr int kRegisterChunk2D = 12;
+  if (chunk <= 0 && DIM == 2) chunk = kRegisterChunk2D;
   const dim3 grid = stream_grid(s, BX * VX, BY * RY, chunk);
   const dim3 g2(VX == 2 ? cdiv(s.nx + xshift, BX * VX) : grid.x, grid.y, grid.z);
   stencil_register_kernel<T, DIM, BX, BY, RY, PD, VX, MINB>
@@ -150,34 +175,12 @@ void launch_register(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-// 2.5d-async, 2.5d-tma: resident blocks per SM of a kernel instance on the current device (cached
-// per device); the first call also raises the instance's dynamic shared memory limit (needed above
-// 48 KB).
-int async_blocks_per_sm(const void* kernel, int threads, std::size_t smem) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, int> cache;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  const auto it = cache.find({kernel, dev});
-  if (it != cache.end()) return it->second;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
-  if (blocks < 1)
-    throw BackendError("a 2.5d-async/2.5d-tma shape (" + std::to_string(threads) + " threads, " +
-                       std::to_string(smem) +
-                       " bytes of shared memory per block) does not fit on this device");
-  cache.emplace(std::make_pair(kernel, dev), blocks);
-  return blocks;
-}
-
 template <typename T, int DIM, int TX, int BY, int RY, int S, int CB, int MINB>
 void launch_async(const Args<T>& a) {
   constexpr int TY = DIM == 3 ? BY * RY : 1;
   constexpr std::size_t smem = AsyncTile<T, DIM, TX, TY, S, CB>::SMEM_BYTES;
   const auto kernel = stencil_async_kernel<T, DIM, TX, BY, RY, S, CB, MINB>;
-  const int per_sm = async_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
+  const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   const StreamGeom s = stream_geom(a.g);
   int chunk = a.chunk;
   if (chunk <= 0) {
@@ -204,13 +207,19 @@ void launch_tma(const Args<T>& a) {
     throw BackendError("2.5d-tma: rows too long for 32-bit row offsets");
   const auto kernel = a.f ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, true>
                           : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
-  const int per_sm = async_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
+  const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
-  // Blocks for about two waves of the resident slots (the second wave evens out blocks that
-  // finish early).
+  // 3D: short chunks of kTmaChunk3D planes. Consecutive chunks of a tile then run at the same
+  // time, so the two planes a block stages beyond its chunk are L2 hits, and the resident
+  // blocks sweep a thin slab of the grid together. 512^3 float measured 91.5 % of copy at 8
+  // planes, 88.9 % at 16 and 85.3 % at 32 (docs/performance.md, session 5); double is level
+  // from 8 to 43 planes when the last round is full. 2D: a staged plane is one row, and short
+  // chunks lose to the per-block start (2D double: 32 rows 80.8 %, 83 rows 93 %): the
+  // wave-aware rule.
+  constexpr int kTmaChunk3D = 8;
   if (chunk <= 0)
-    chunk =
-        auto_chunk(cdiv(s.nx, TX) * cdiv(s.ny_plane, TY), s.ns, 2 * per_sm * current_sm_count());
+    chunk = DIM == 3 ? kTmaChunk3D
+                     : wave_chunk(cdiv(s.nx, TX), s.ns, per_sm * current_sm_count(), 2, 32);
   const dim3 grid = stream_grid(s, TX, TY, chunk);
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, a.rules);
   CUDA_CHECK_LAUNCH();
@@ -395,12 +404,12 @@ bool usable(const Entry& e, StencilVariant v, int dims) {
   return e.v == v && e.dims == dims && (e.only == 0 || e.only == int(sizeof(T)));
 }
 
+}  // namespace
+
 bool is_streaming(StencilVariant v) {
   return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D ||
          v == SV::Async25D || v == SV::Tma25D;
 }
-
-}  // namespace
 
 template <typename T>
 std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims) {

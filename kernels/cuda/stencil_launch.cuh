@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims);
 template <typename T>
 StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block);
 
+// True for the rungs that stream along the last axis (StencilShape.bz = planes per block).
+bool is_streaming(StencilVariant v);
+
 // True when variant v can apply the boundary rules of bc itself (2.5d-tma, no Periodic face).
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc);
 
@@ -49,5 +53,10 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
 
 // Multiprocessor count of the current device (cached per device).
 int current_sm_count();
+
+// Resident blocks per SM of a kernel instance on the current device (cached per kernel and
+// device); the first call also raises the instance's dynamic shared memory limit (needed
+// above 48 KB). Throws BackendError when not even one block fits.
+int resident_blocks_per_sm(const void* kernel, int threads, std::size_t smem);
 
 }  // namespace heatsolve::cuda

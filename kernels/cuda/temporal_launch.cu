@@ -42,26 +42,17 @@ void launch_one(const TArgs<T>& a) {
   const StreamGeom s = stream_geom(a.g);
   const int tx = DIM == 3 ? cdiv(s.nx, G::UX) : cdiv(cdiv(s.nx, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
+  constexpr std::size_t smem = G::shared_bytes();
+  const auto kern = temporal_kernel<T, DIM, K, BY, RY, VX>;
+  // Also raises the instance's shared memory limit where it needs more than 48 KB.
+  const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
   int chunk = a.chunk;
-  if (chunk <= 0) {
-    // About 8 blocks per SM in all; chunks of at least max(32, 4K) planes (each chunk
-    // recomputes 2K planes of its neighbours).
-    const int want = std::max(1, cdiv(8 * current_sm_count(), tx * ty));
-    const int most = std::max(1, s.ns / std::max(32, 4 * K));
-    chunk = cdiv(s.ns, std::min(want, most));
-  }
+  // A block iterates over its chunk plus 2K planes (the stages fill and drain); chunks of at
+  // least max(32, 4K) planes.
+  if (chunk <= 0)
+    chunk = wave_chunk(tx * ty, s.ns, per_sm * current_sm_count(), 2 * K, std::max(32, 4 * K));
   chunk = std::min(chunk, s.ns);
   const dim3 grid(tx, ty, cdiv(s.ns, chunk));
-  constexpr std::size_t smem = G::shared_bytes();
-  auto kern = temporal_kernel<T, DIM, K, BY, RY, VX>;
-  if constexpr (smem > 48 * 1024) {
-    static bool once = [&] {
-      CUDA_CHECK(
-          cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      return true;
-    }();
-    (void)once;
-  }
   kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
   CUDA_CHECK_LAUNCH();
 }
