@@ -209,14 +209,14 @@ void launch_tma(const Args<T>& a) {
                           : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
-  // 3D: short chunks of kTmaChunk3D planes. Consecutive chunks of a tile then run at the same
-  // time, so the two planes a block stages beyond its chunk are L2 hits, and the resident
-  // blocks sweep a thin slab of the grid together. 512^3 float measured 91.5 % of copy at 8
-  // planes, 88.9 % at 16 and 85.3 % at 32 (docs/performance.md, session 5); double is level
-  // from 8 to 43 planes when the last round is full. 2D: a staged plane is one row, and short
+  // 3D: short chunks. Consecutive chunks of a tile then run at the same time, so the two
+  // planes a block stages beyond its chunk are L2 hits, and the resident blocks sweep a thin
+  // slab of the grid together. 512^3 (docs/performance.md, session 5), % of copy: float 8
+  // planes 84.5-91.5, 32 planes 72.9-85.5; double (one block per SM) 32 planes 92.2-93.0
+  // (7.8 full rounds of blocks), 8 planes 85.6-91.8. 2D: a staged plane is one row, and short
   // chunks lose to the per-block start (2D double: 32 rows 80.8 %, 83 rows 93 %): the
   // wave-aware rule.
-  constexpr int kTmaChunk3D = 8;
+  constexpr int kTmaChunk3D = sizeof(T) == sizeof(float) ? 8 : 32;
   if (chunk <= 0)
     chunk = DIM == 3 ? kTmaChunk3D
                      : wave_chunk(cdiv(s.nx, TX), s.ns, per_sm * current_sm_count(), 2, 32);
