@@ -1,5 +1,8 @@
-// Host-side launch arithmetic of the streaming rungs and temporal blocking: how many planes of
-// the stream axis each block takes (plain C++: unit-tested without a device).
+// How many planes of the stream axis each block of a streaming rung or of temporal blocking
+// takes when the caller gives none (bz = 0, chunk = 0): the measured choices of
+// docs/performance.md ("Planes per block") in one place. Plain C++: unit-tested without a
+// device. `tiles`: tiles of the plane; `slots`: resident blocks of the kernel instance (blocks
+// per SM x SMs).
 #pragma once
 
 #include <algorithm>
@@ -11,8 +14,8 @@ inline int cdiv(int a, int b) {
   return (a + b - 1) / b;
 }
 
-// Planes per block for the streaming rungs when the caller gives none: about `blocks` blocks
-// in all, but at least 16 planes each (each block re-reads two planes).
+// The rule of the rungs without a measured one (2.5d, 2.5d-single-slice, 3D 2.5d-register):
+// about `blocks` blocks in all, but at least 16 planes each (each block re-reads two planes).
 inline int auto_chunk(int tiles, int ns, int blocks) {
   const int want = std::max(1, cdiv(blocks, std::max(tiles, 1)));
   const int most = std::max(1, cdiv(ns, 16));
@@ -48,6 +51,38 @@ inline int wave_chunk(int tiles, int ns, int slots, int extra, int min_chunk) {
     }
   }
   return best_chunk;
+}
+
+// 2.5d-tma. 3D: short chunks. Consecutive chunks of a tile then run at the same time, so the two
+// planes a block stages beyond its chunk are L2 hits, and the resident blocks sweep a thin slab
+// of the grid together. 512^3, % of copy: float 8 planes 84.5-91.5, 32 planes 72.9-85.5;
+// double (one block per SM) 32 planes 92.2-93.0 (7.8 full rounds of blocks), 8 planes
+// 85.6-91.8. 2D: a staged plane is one row, and short chunks lose to the per-block start (2D
+// double: 32 rows 80.8 %, 83 rows 93 %): the wave-aware rule.
+inline int tma_chunk(int dims, int elem_bytes, int tiles, int ns, int slots) {
+  if (dims == 3) return elem_bytes == 4 ? 8 : 32;
+  return wave_chunk(tiles, ns, slots, 2, 32);
+}
+
+// 2.5d-register. 2D: short chunks of rows, for 2.5d-tma's reason: 8192^2 measured 93 % of copy
+// at 10-12 rows against 76 % at auto_chunk's 63 in float, 101 % against 85 % in double. In 3D
+// the gain was smaller in float (71 % against 67 %) and not steady in double: auto_chunk.
+inline int register_chunk(int dims, int tiles, int ns, int sms) {
+  return dims == 2 ? 12 : auto_chunk(tiles, ns, 16 * sms);
+}
+
+// 2.5d-async: at most one round of resident blocks when the tiles alone do not fill the device
+// (every block streams as long a chunk as possible: fewer re-read planes, no tail round);
+// auto_chunk otherwise.
+inline int async_chunk(int tiles, int ns, int slots, int sms) {
+  if (tiles >= slots) return auto_chunk(tiles, ns, 16 * sms);
+  return cdiv(ns, std::max(1, std::min(slots / std::max(tiles, 1), cdiv(ns, 16))));
+}
+
+// Temporal blocking, K steps per pass: a block iterates over its chunk plus 2K planes (the
+// stages fill and drain); chunks of at least max(32, 4K) planes.
+inline int temporal_chunk(int k, int tiles, int ns, int slots) {
+  return wave_chunk(tiles, ns, slots, 2 * k, std::max(32, 4 * k));
 }
 
 }  // namespace heatsolve::cuda

@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cuda/chunking.hpp"
 #include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/ghost_rules.cuh"

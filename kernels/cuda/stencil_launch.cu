@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cuda/chunking.hpp"
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/cuda/stencil_launch.cuh"
 
@@ -133,12 +134,18 @@ void launch_tiled(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-// Grid of a streaming rung: tiles of the plane times chunks of the stream axis.
-inline dim3 stream_grid(const StreamGeom& s, int tile_x, int tile_y, int& chunk) {
+// Grid of a streaming rung: tiles of the plane times chunks of the stream axis. chunk <= 0:
+// planes(tiles), the rung's rule of kernels/cuda/chunking.hpp (default: auto_chunk).
+template <class Planes>
+dim3 stream_grid(const StreamGeom& s, int tile_x, int tile_y, int& chunk, Planes&& planes) {
   const int tx = cdiv(s.nx, tile_x), ty = cdiv(s.ny_plane, tile_y);
-  if (chunk <= 0) chunk = auto_chunk(tx * ty, s.ns, 16 * current_sm_count());  // 16 per SM
+  if (chunk <= 0) chunk = planes(tx * ty);
   chunk = std::min(chunk, s.ns);
   return dim3(tx, ty, cdiv(s.ns, chunk));
+}
+inline dim3 stream_grid(const StreamGeom& s, int tile_x, int tile_y, int& chunk) {
+  return stream_grid(s, tile_x, tile_y, chunk,
+                     [&](int tiles) { return auto_chunk(tiles, s.ns, 16 * current_sm_count()); });
 }
 
 template <typename T, int DIM, int BX, int BY, bool SINGLE>
@@ -162,13 +169,9 @@ void launch_register(const Args<T>& a) {
   const int xshift =
       VX == 2 && s.nx % 2 == 0 && s.origin % 2 == 1 && aligned(a.u) && aligned(a.out) ? 1 : 0;
   int chunk = a.chunk;
-  // 2D: short chunks of rows, for the reason of 2.5d-tma's 3D chunks (launch_tma): 8192^2
-  // measured 93 % of copy at 10-12 rows against 76 % at the 16-blocks-per-SM rule's 63 rows
-  // in float, 101 % against 85 % in double (docs/performance.md, session 5). In 3D the gain
-  // was smaller in float (71 % against 67 %) and not steady in double: the common rule.
-  constexpr int kRegisterChunk2D = 12;
-  if (chunk <= 0 && DIM == 2) chunk = kRegisterChunk2D;
-  const dim3 grid = stream_grid(s, BX * VX, BY * RY, chunk);
+  const dim3 grid = stream_grid(s, BX * VX, BY * RY, chunk, [&](int tiles) {
+    return register_chunk(DIM, tiles, s.ns, current_sm_count());
+  });
   const dim3 g2(VX == 2 ? cdiv(s.nx + xshift, BX * VX) : grid.x, grid.y, grid.z);
   stencil_register_kernel<T, DIM, BX, BY, RY, PD, VX, MINB>
       <<<g2, dim3(BX, BY), 0, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, xshift);
@@ -183,14 +186,9 @@ void launch_async(const Args<T>& a) {
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   const StreamGeom s = stream_geom(a.g);
   int chunk = a.chunk;
-  if (chunk <= 0) {
-    // At most one wave of resident blocks when the tiles alone do not fill the device: every
-    // block streams as long a chunk as possible (fewer re-read planes, no tail wave).
-    const int tiles = cdiv(s.nx, TX) * cdiv(s.ny_plane, TY);
-    const int slots = per_sm * current_sm_count();
-    if (tiles < slots) chunk = cdiv(s.ns, std::max(1, std::min(slots / tiles, cdiv(s.ns, 16))));
-  }
-  const dim3 grid = stream_grid(s, TX, TY, chunk);
+  const dim3 grid = stream_grid(s, TX, TY, chunk, [&](int tiles) {
+    return async_chunk(tiles, s.ns, per_sm * current_sm_count(), current_sm_count());
+  });
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
   CUDA_CHECK_LAUNCH();
 }
@@ -209,18 +207,9 @@ void launch_tma(const Args<T>& a) {
                           : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
-  // 3D: short chunks. Consecutive chunks of a tile then run at the same time, so the two
-  // planes a block stages beyond its chunk are L2 hits, and the resident blocks sweep a thin
-  // slab of the grid together. 512^3 (docs/performance.md, session 5), % of copy: float 8
-  // planes 84.5-91.5, 32 planes 72.9-85.5; double (one block per SM) 32 planes 92.2-93.0
-  // (7.8 full rounds of blocks), 8 planes 85.6-91.8. 2D: a staged plane is one row, and short
-  // chunks lose to the per-block start (2D double: 32 rows 80.8 %, 83 rows 93 %): the
-  // wave-aware rule.
-  constexpr int kTmaChunk3D = sizeof(T) == sizeof(float) ? 8 : 32;
-  if (chunk <= 0)
-    chunk = DIM == 3 ? kTmaChunk3D
-                     : wave_chunk(cdiv(s.nx, TX), s.ns, per_sm * current_sm_count(), 2, 32);
-  const dim3 grid = stream_grid(s, TX, TY, chunk);
+  const dim3 grid = stream_grid(s, TX, TY, chunk, [&](int tiles) {
+    return tma_chunk(DIM, int(sizeof(T)), tiles, s.ns, per_sm * current_sm_count());
+  });
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, a.rules);
   CUDA_CHECK_LAUNCH();
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "kernels/backend.hpp"
+#include "kernels/cuda/chunking.hpp"
 #include "kernels/cuda/stencil_launch.cuh"
 #include "kernels/cuda/temporal_kernels.cuh"
 #include "kernels/cuda/temporal_launch.cuh"
@@ -47,10 +48,7 @@ void launch_one(const TArgs<T>& a) {
   // Also raises the instance's shared memory limit where it needs more than 48 KB.
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
   int chunk = a.chunk;
-  // A block iterates over its chunk plus 2K planes (the stages fill and drain); chunks of at
-  // least max(32, 4K) planes.
-  if (chunk <= 0)
-    chunk = wave_chunk(tx * ty, s.ns, per_sm * current_sm_count(), 2 * K, std::max(32, 4 * K));
+  if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, s.ns, per_sm * current_sm_count());
   chunk = std::min(chunk, s.ns);
   const dim3 grid(tx, ty, cdiv(s.ns, chunk));
   kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
