@@ -19,10 +19,15 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
                   "stencils: time only these variants (names of execution.kernel, or temporal)")
       ->delimiter(',');
   cmd->add_option("--chunks", o.chunks,
-                  "stencils: also time the default shapes of the streaming rungs and of temporal "
+                  "stencils: also time each timed shape of the streaming rungs and of temporal "
                   "with these planes per block (the automatic choice is always timed)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--sustain", o.sustain_s,
+                  "stencils: time each measurement (copy and rows) over this many seconds after "
+                  "as many untimed seconds, so power and clocks have settled (a long run's "
+                  "rate); 0 (default): median of short repeats")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--reductions", o.reductions, "benchmark the reduction ladder (and CUB)");
   cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
   cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
@@ -39,6 +44,7 @@ int bench_command(const BenchOptions& o) {
   s.all_shapes = o.all_shapes;
   s.variants = o.variants;
   s.chunks = o.chunks;
+  s.sustain_s = o.sustain_s;
   return run_stencil_bench(s, o.json);
 }
 

@@ -33,6 +33,7 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
       j["precision"] = precision;
       j["copy_gbs"] = r0.copy_gbs;
       j["memcpy_gbs"] = r0.memcpy_gbs;
+      j["sustain_s"] = r0.sustain_s;
       j["rows"] = nlohmann::json::array();
       for (const StencilBenchRow& r : rows)
         j["rows"].push_back({{"variant", r.variant},
@@ -49,6 +50,11 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
     }
     fmt::print("stencil bench: {}, {}^{} {} ({} interior points)\n", r0.device, size, dims,
                precision, dims == 3 ? double(size) * size * size : double(size) * size);
+    if (r0.sustain_s > 0)
+      fmt::print("timing: sustained, each measurement {:g} s untimed then {:g} s timed\n",
+                 r0.sustain_s, r0.sustain_s);
+    else
+      fmt::print("timing: burst, median of short repeats (--sustain S: a long run's rate)\n");
     fmt::print("copy bandwidth (read+write): kernel {:.0f} GB/s, cudaMemcpy {:.0f} GB/s\n",
                r0.copy_gbs, r0.memcpy_gbs);
     fmt::print("single-step roofline (copy / {} B per point): {:.1f} GPt/s\n",

@@ -21,6 +21,7 @@ struct BenchOptions {
   bool all_shapes = false;  // stencil bench: every compiled block shape, not only the defaults
   std::vector<std::string> variants;  // stencil bench: only these (empty: all)
   std::vector<int> chunks;            // stencil bench: planes per block to time besides auto
+  double sustain_s = 0;  // stencil bench: seconds untimed + timed per measurement (0: burst)
   std::size_t reduction_elements = std::size_t(1) << 28;
   int gemm_max_size = 8192;
 };

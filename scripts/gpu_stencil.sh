@@ -4,7 +4,8 @@
 # Writes at most 8 files under $OUT (default ./gpu-out). Run from the repository root.
 #   PHASES="tests bench e2e loop sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
 #   TESTS_FILTER (gtest filter of the tests phase), NCU_KERNELS="copy_kernel stencil_tma_kernel"
-#   and NCU_SPEC="512 3 float" for the ncu phase.
+#   and NCU_SPEC="512 3 float" for the ncu phase. HEATSOLVE_BENCH_VARIANTS / _CHUNKS / _SUSTAIN
+#   pass on to the bench (heatsolve bench --variants / --chunks / --sustain).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 PHASES=${PHASES:-"tests bench e2e loop sanitize ncu"}
@@ -34,12 +35,28 @@ fi
 
 if has bench; then
   stamp bench
+  # SM / memory clocks, power and the active clock-event (throttle) reasons every 100 ms, so a
+  # row's rate can be read against the clocks it ran at (appended to bench.log as CLOCK lines).
+  smi=
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active \
+      --format=csv,noheader -lms 100 >/tmp/clocks.csv 2>&1 &
+    smi=$!
+  fi
   IFS=';' read -ra specs <<<"$BENCH"
   for spec in "${specs[@]}"; do
-    HEATSOLVE_BENCH="$spec" timeout 120 "$TESTS" --gtest_also_run_disabled_tests \
+    echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) $spec" >>"$OUT/bench.log"
+    HEATSOLVE_BENCH="$spec" timeout 300 "$TESTS" --gtest_also_run_disabled_tests \
       --gtest_filter=CudaStencilBench.DISABLED_Table 2>&1 | grep ALLSHAPES >>"$OUT/bench.log"
   done
-  timeout 60 "$HS" bench --size 512 --dims 3 --precision float >>"$OUT/bench.log" 2>&1
+  echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) heatsolve bench 512 3 float" >>"$OUT/bench.log"
+  timeout 300 "$HS" bench --size 512 --dims 3 --precision float \
+    ${HEATSOLVE_BENCH_SUSTAIN:+--sustain "$HEATSOLVE_BENCH_SUSTAIN"} >>"$OUT/bench.log" 2>&1
+  echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) end" >>"$OUT/bench.log"
+  if [ -n "$smi" ]; then
+    kill "$smi" 2>/dev/null
+    sed 's/^/CLOCK /' /tmp/clocks.csv >>"$OUT/bench.log"
+  fi
 fi
 
 if has e2e; then

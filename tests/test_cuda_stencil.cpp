@@ -654,7 +654,7 @@ TEST(CudaStencilBench, DISABLED_Table) {
   o.dims = dims;
   o.precision = prec;
   // Optional, comma-separated: HEATSOLVE_BENCH_VARIANTS (names), HEATSOLVE_BENCH_CHUNKS (planes
-  // per block, timed besides auto).
+  // per block, timed besides auto); HEATSOLVE_BENCH_SUSTAIN: seconds (sustained timing).
   const auto list = [](const char* env) {
     std::vector<std::string> out;
     std::istringstream in(std::getenv(env) ? std::getenv(env) : "");
@@ -664,6 +664,8 @@ TEST(CudaStencilBench, DISABLED_Table) {
   };
   o.variants = list("HEATSOLVE_BENCH_VARIANTS");
   for (const std::string& c : list("HEATSOLVE_BENCH_CHUNKS")) o.chunks.push_back(std::stoi(c));
+  if (const char* sustain = std::getenv("HEATSOLVE_BENCH_SUSTAIN"))
+    o.sustain_s = std::atof(sustain);
   o.all_shapes = std::string(mode) == "all";
   const auto rows = bench_stencils(o);
   ASSERT_FALSE(rows.empty());

@@ -1,6 +1,7 @@
 // Times every stencil variant on random device fields with CUDA events (warm-up, median of
 // repeats), next to a device-to-device copy of the same arrays measured in the same run.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
@@ -47,6 +48,12 @@ class Timer {
     cudaEventDestroy(a_);
     cudaEventDestroy(b_);
   }
+  // ms of one call of fn: burst (sustain_s = 0) or sustained (StencilBenchOptions::sustain_s).
+  template <typename Fn>
+  double ms_per_call(const StencilBenchOptions& o, Fn&& fn) {
+    return o.sustain_s > 0 ? sustained_ms(o.sustain_s, fn) : median_ms(o.warmup, o.repeats, fn);
+  }
+
   // Median ms of one call of fn over `repeats`, after `warmup` calls.
   template <typename Fn>
   double median_ms(int warmup, int repeats, Fn&& fn) {
@@ -62,6 +69,32 @@ class Timer {
       t.push_back(ms);
     }
     return median(t);
+  }
+
+  // Calls fn back to back for `seconds` untimed (each call synchronised, so host time is GPU
+  // time), then as many calls as took `seconds` there, queued back to back between two events:
+  // the mean ms per call once the board's power and clocks have settled under this load.
+  template <typename Fn>
+  double sustained_ms(double seconds, Fn&& fn) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    long calls = 0;
+    double elapsed = 0;
+    do {
+      fn();
+      CUDA_CHECK(cudaEventRecord(b_));
+      CUDA_CHECK(cudaEventSynchronize(b_));
+      ++calls;
+      elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+    } while (elapsed < seconds);
+    const long timed = std::max(1L, long(std::ceil(calls * seconds / elapsed)));
+    CUDA_CHECK(cudaEventRecord(a_));
+    for (long i = 0; i < timed; ++i) fn();
+    CUDA_CHECK(cudaEventRecord(b_));
+    CUDA_CHECK(cudaEventSynchronize(b_));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return double(ms) / double(timed);
   }
 
  private:
@@ -107,7 +140,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
   const double copy_bytes = 2.0 * double(n) * sizeof(T);
   const std::size_t n4 = n * sizeof(T) / sizeof(float4);
   const int copy_blocks = prop.multiProcessorCount * 8;
-  const double copy_ms = timer.median_ms(o.warmup, o.repeats, [&] {
+  const double copy_ms = timer.ms_per_call(o, [&] {
     for (int s = 0; s < steps; ++s) {
       const bool even = s % 2 == 0;
       copy_kernel<<<copy_blocks, 256>>>(reinterpret_cast<const float4*>(even ? a.get() : b.get()),
@@ -115,7 +148,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       CUDA_CHECK_LAUNCH();
     }
   }) / steps;
-  const double memcpy_ms = timer.median_ms(o.warmup, o.repeats, [&] {
+  const double memcpy_ms = timer.ms_per_call(o, [&] {
     for (int s = 0; s < steps; ++s) {
       const bool even = s % 2 == 0;
       CUDA_CHECK(cudaMemcpyAsync(even ? b.get() : a.get(), even ? a.get() : b.get(), n * sizeof(T),
@@ -140,15 +173,21 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
     if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
     std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, o.dims);
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
-    if (cuda::is_streaming(v) && !shapes.empty())
-      for (int chunk : o.chunks) {
-        cuda::StencilShape s = shapes.front();
-        s.bz = chunk;
-        shapes.push_back(s);
+    if (cuda::is_streaming(v) && !o.chunks.empty()) {  // each timed shape at each chunk too
+      std::vector<cuda::StencilShape> with_chunks;
+      for (const cuda::StencilShape& shape : shapes) {
+        with_chunks.push_back(shape);
+        for (int chunk : o.chunks) {
+          cuda::StencilShape s = shape;
+          s.bz = chunk;
+          with_chunks.push_back(s);
+        }
       }
+      shapes = with_chunks;
+    }
     for (std::size_t si = 0; si < shapes.size(); ++si) {
       const cuda::StencilShape& shape = shapes[si];
-      const double ms = timer.median_ms(o.warmup, o.repeats, [&] {
+      const double ms = timer.ms_per_call(o, [&] {
         for (int s = 0; s < steps; ++s) {
           const bool even = s % 2 == 0;
           cuda::launch_stencil<T>(v, shape, even ? a.get() : b.get(), even ? b.get() : a.get(),
@@ -167,6 +206,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       r.device = prop.name;
       r.copy_gbs = copy_gbs;
       r.memcpy_gbs = memcpy_gbs;
+      r.sustain_s = o.sustain_s;
       r.size = o.size;
       r.dims = o.dims;
       r.precision = o.precision;
@@ -185,19 +225,18 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       if (!o.all_shapes && !is_default) continue;
       shapes.push_back(shape);
       defaults.push_back(is_default);
-      if (is_default)
-        for (int chunk : o.chunks) {
-          cuda::TemporalShape s = shape;
-          s.chunk = chunk;
-          shapes.push_back(s);
-          defaults.push_back(false);
-        }
+      for (int chunk : o.chunks) {
+        cuda::TemporalShape s = shape;
+        s.chunk = chunk;
+        shapes.push_back(s);
+        defaults.push_back(false);
+      }
     }
     BoundaryFaces bc{};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const cuda::TemporalShape& shape = shapes[i];
       const bool is_default = defaults[i];
-      const double ms = timer.median_ms(o.warmup, o.repeats, [&] {
+      const double ms = timer.ms_per_call(o, [&] {
         for (int s = 0; s < steps; ++s) {
           const bool even = s % 2 == 0;
           cuda::launch_temporal<T>(shape, even ? a.get() : b.get(), even ? b.get() : a.get(),
@@ -216,6 +255,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       r.device = prop.name;
       r.copy_gbs = copy_gbs;
       r.memcpy_gbs = memcpy_gbs;
+      r.sustain_s = o.sustain_s;
       r.size = o.size;
       r.dims = o.dims;
       r.precision = o.precision;
@@ -235,6 +275,8 @@ std::vector<StencilBenchRow> bench_stencils(const StencilBenchOptions& o) {
   if (o.dims != 2 && o.dims != 3) throw std::invalid_argument("bench: dims must be 2 or 3");
   if (o.size < 1) throw std::invalid_argument("bench: size must be positive");
   if (o.repeats < 1) throw std::invalid_argument("bench: repeats must be positive");
+  if (!(o.sustain_s >= 0) || o.sustain_s > 600)
+    throw std::invalid_argument("bench: sustain must be between 0 and 600 seconds");
   if (o.precision == "float") return run<float>(o);
   if (o.precision == "double") return run<double>(o);
   throw std::invalid_argument("bench: precision must be float or double");

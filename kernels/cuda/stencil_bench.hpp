@@ -18,8 +18,15 @@ struct StencilBenchOptions {
   bool all_shapes = false;            // every compiled block shape, not only the defaults
   std::vector<std::string> variants;  // empty = all ("temporal": the fused k-step passes)
   // Planes per block (bz of the streaming rungs, the temporal chunk) to time besides the
-  // launcher's automatic choice, each on the default shape: the data behind that choice.
+  // launcher's automatic choice, on each timed shape: the data behind that choice.
   std::vector<int> chunks;
+  // 0: burst timing (median of `repeats` after `warmup`; a row lasts about 0.1 s, so the
+  // first rows run at the clocks of a GPU coming out of idle). > 0: sustained timing: every
+  // measurement (copy, cudaMemcpy, each row) first runs for this many seconds untimed, so the
+  // board settles into the power and clock state its load drives it to (an H200 at 512^3
+  // float 2.5d-tma draws past its 700 W cap and lowers the SM clock: docs/performance.md),
+  // then runs as long again timed as one stretch: the mean rate a long time loop sees.
+  double sustain_s = 0;
 };
 
 struct StencilBenchRow {
@@ -41,6 +48,7 @@ struct StencilBenchRow {
   std::string device;
   double copy_gbs = 0;    // device-to-device copy kernel, bytes read + written
   double memcpy_gbs = 0;  // cudaMemcpy device-to-device, bytes read + written
+  double sustain_s = 0;   // the timing of the run (StencilBenchOptions::sustain_s)
   int size = 0, dims = 0;
   std::string precision;
 };
