@@ -409,15 +409,17 @@ TEST(CudaChunking, WaveChunkPicksFullRounds) {
 // Each rung's automatic planes per block: the measured choices (docs/performance.md).
 TEST(CudaChunking, RungDefaultsAreTheMeasuredOnes) {
   using namespace cuda;
-  EXPECT_EQ(tma_chunk(3, 4, 128, 512, 3 * 132), 8);   // 3D float: short chunks
-  EXPECT_EQ(tma_chunk(3, 8, 64, 512, 132), 32);       // 3D double: 7.8 full rounds
-  EXPECT_EQ(tma_chunk(2, 8, 16, 8192, 2 * 132), 83);  // 2D: the wave-aware rule
-  EXPECT_EQ(register_chunk(2, 16, 8192, 132), 12);    // 2D: 12 rows
+  EXPECT_EQ(tma_chunk(3, 4, 32, 512, 132, 132), 128);      // 3D float: one round, 4 x 128 planes
+  EXPECT_EQ(tma_chunk(3, 4, 128, 1024, 132, 132), 1024);   // 1024^3: 128 whole columns
+  EXPECT_EQ(tma_chunk(3, 8, 64, 512, 132, 132), 32);       // 3D double: 7.8 full rounds
+  EXPECT_EQ(tma_chunk(2, 8, 16, 8192, 2 * 132, 132), 83);  // 2D: the wave-aware rule
+  EXPECT_EQ(register_chunk(2, 16, 8192, 132), 12);         // 2D: 12 rows
   EXPECT_EQ(register_chunk(3, 256, 512, 132), auto_chunk(256, 512, 16 * 132));
   EXPECT_EQ(temporal_chunk(2, 171, 512, 2 * 132), 43);  // 3D float k = 2 default
   // 2.5d-async: one round of long chunks when the tiles leave slots free, else auto_chunk.
-  EXPECT_EQ(async_chunk(64, 512, 256, 132), 128);
-  EXPECT_EQ(async_chunk(512, 512, 256, 132), auto_chunk(512, 512, 16 * 132));
+  EXPECT_EQ(one_round_chunk(64, 512, 256, 132), 128);
+  EXPECT_EQ(one_round_chunk(512, 512, 256, 132), auto_chunk(512, 512, 16 * 132));
+  EXPECT_EQ(one_round_chunk(2, 64, 132, 132), 16);  // small grids: at least 16 planes
 }
 
 // Backend::stencil_with_boundary (the heat loop's sweep) against apply_boundary + stencil: the

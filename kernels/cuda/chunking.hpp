@@ -53,14 +53,25 @@ inline int wave_chunk(int tiles, int ns, int slots, int extra, int min_chunk) {
   return best_chunk;
 }
 
-// 2.5d-tma. 3D: short chunks. Consecutive chunks of a tile then run at the same time, so the two
-// planes a block stages beyond its chunk are L2 hits, and the resident blocks sweep a thin slab
-// of the grid together. 512^3, % of copy: float 8 planes 84.5-91.5, 32 planes 72.9-85.5;
-// double (one block per SM) 32 planes 92.2-93.0 (7.8 full rounds of blocks), 8 planes
-// 85.6-91.8. 2D: a staged plane is one row, and short chunks lose to the per-block start (2D
-// double: 32 rows 80.8 %, 83 rows 93 %): the wave-aware rule.
-inline int tma_chunk(int dims, int elem_bytes, int tiles, int ns, int slots) {
-  if (dims == 3) return elem_bytes == 4 ? 8 : 32;
+// At most one round of resident blocks when the tiles alone do not fill the device: every
+// block streams as long a chunk as possible (fewest re-staged planes, no tail round), but at
+// least 16 planes; auto_chunk when the tiles fill the slots. 2.5d-async and 3D float 2.5d-tma.
+inline int one_round_chunk(int tiles, int ns, int slots, int sms) {
+  if (tiles >= slots) return auto_chunk(tiles, ns, 16 * sms);
+  return cdiv(ns, std::max(1, std::min(slots / std::max(tiles, 1), cdiv(ns, 16))));
+}
+
+// 2.5d-tma. 3D float: one round of long chunks (512^3, default 256 x 32 tiles: 4 chunks of
+// 128 planes, 128 blocks for 132 SMs). Sustained (heatsolve bench --sustain, H200, session 6)
+// 93.1 % of copy, against 91.5 % at 64 planes, 89.5 % at 32 and 60.6 % at 256 (64 blocks);
+// the earlier 256 x 8 tiles at 8 planes measured 93 % for 0.1 s but 78-80 % sustained: they
+// re-read 1.25 x 1.25 of the minimum from L2, the board then passes its 700 W cap and lowers
+// the SM clock (docs/performance.md, "Power"). 3D double (one block per SM): 32 planes,
+// 92.2-93.0 % (7.8 full rounds; partly empty last rounds cost 5-9 %), also sustained (the
+// board stays under its cap). 2D: a staged plane is one row, and short chunks lose to the
+// per-block start (2D double: 32 rows 80.8 %, 83 rows 93 %): the wave-aware rule.
+inline int tma_chunk(int dims, int elem_bytes, int tiles, int ns, int slots, int sms) {
+  if (dims == 3) return elem_bytes == 4 ? one_round_chunk(tiles, ns, slots, sms) : 32;
   return wave_chunk(tiles, ns, slots, 2, 32);
 }
 
@@ -69,14 +80,6 @@ inline int tma_chunk(int dims, int elem_bytes, int tiles, int ns, int slots) {
 // the gain was smaller in float (71 % against 67 %) and not steady in double: auto_chunk.
 inline int register_chunk(int dims, int tiles, int ns, int sms) {
   return dims == 2 ? 12 : auto_chunk(tiles, ns, 16 * sms);
-}
-
-// 2.5d-async: at most one round of resident blocks when the tiles alone do not fill the device
-// (every block streams as long a chunk as possible: fewer re-read planes, no tail round);
-// auto_chunk otherwise.
-inline int async_chunk(int tiles, int ns, int slots, int sms) {
-  if (tiles >= slots) return auto_chunk(tiles, ns, 16 * sms);
-  return cdiv(ns, std::max(1, std::min(slots / std::max(tiles, 1), cdiv(ns, 16))));
 }
 
 // Temporal blocking, K steps per pass: a block iterates over its chunk plus 2K planes (the

@@ -187,7 +187,7 @@ void launch_async(const Args<T>& a) {
   const StreamGeom s = stream_geom(a.g);
   int chunk = a.chunk;
   const dim3 grid = stream_grid(s, TX, TY, chunk, [&](int tiles) {
-    return async_chunk(tiles, s.ns, per_sm * current_sm_count(), current_sm_count());
+    return one_round_chunk(tiles, s.ns, per_sm * current_sm_count(), current_sm_count());
   });
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk);
   CUDA_CHECK_LAUNCH();
@@ -208,7 +208,8 @@ void launch_tma(const Args<T>& a) {
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
   const dim3 grid = stream_grid(s, TX, TY, chunk, [&](int tiles) {
-    return tma_chunk(DIM, int(sizeof(T)), tiles, s.ns, per_sm * current_sm_count());
+    return tma_chunk(DIM, int(sizeof(T)), tiles, s.ns, per_sm * current_sm_count(),
+                     current_sm_count());
   });
   kernel<<<grid, dim3(TX, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, chunk, a.rules);
   CUDA_CHECK_LAUNCH();
@@ -364,9 +365,11 @@ const std::vector<Entry>& table() {
       HS_ENTRY_ASYNC(2, 256, 1, 1, 16, 4, 8, 4),
       // 2.5d-tma (ours): bx x by threads, ry rows per thread, st ring stages (st - 3 planes
       // in flight), mb minimum resident blocks. First = default, ordered by the H200 bench of
-      // docs/performance.md: 3D float 256 x 8 tiles, 6 stages, 3 blocks/SM; 3D double 256 x 16,
-      // 4 stages, 1 block/SM (256 x 8 st5 lost 5 % when the boundary rules came in); 2D
-      // 512-wide rows.
+      // docs/performance.md: 3D float 256 x 32 tiles, 4 stages, 1 block/SM (sustained: the
+      // fewest L2 re-reads keep the board under its power cap; 256 x 8 st6 mb3, the default
+      // until session 6, is the fastest for 0.1 s only); 3D double 256 x 16, 4 stages, 1
+      // block/SM (256 x 8 st5 lost 5 % when the boundary rules came in); 2D 512-wide rows.
+      HS_ENTRY_TMA(3, 256, 1, 32, 4, 1, 4),
       HS_ENTRY_TMA(3, 256, 1, 8, 6, 3, 4),
       HS_ENTRY_TMA(3, 512, 1, 8, 5, 2, 4),
       HS_ENTRY_TMA(3, 256, 2, 8, 5, 2, 4),
