@@ -13,17 +13,17 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--precision", o.precision, "float or double")
       ->check(CLI::IsMember({"float", "double"}));
   cmd->add_flag("--json", o.json, "machine-readable output");
-  cmd->add_flag("--all-shapes", o.all_shapes,
+  cmd->add_flag("--all-shapes", o.stencil.all_shapes,
                 "stencils: time every compiled block shape (execution.block), not only defaults");
-  cmd->add_option("--variants", o.variants,
+  cmd->add_option("--variants", o.stencil.variants,
                   "stencils: time only these variants (names of execution.kernel, or temporal)")
       ->delimiter(',');
-  cmd->add_option("--chunks", o.chunks,
+  cmd->add_option("--chunks", o.stencil.chunks,
                   "stencils: also time each timed shape of the streaming rungs and of temporal "
                   "with these planes per block (the automatic choice is always timed)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--sustain", o.sustain_s,
+  cmd->add_option("--sustain", o.stencil.sustain_s,
                   "stencils: time each measurement (copy and rows) over this many seconds after "
                   "as many untimed seconds, so power and clocks have settled (a long run's "
                   "rate); 0 (default): median of short repeats")
@@ -37,14 +37,10 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
 int bench_command(const BenchOptions& o) {
   if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
   if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
-  StencilBenchOptions s;
+  StencilBenchOptions s = o.stencil;
   s.size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
   s.dims = o.dims;
   s.precision = o.precision;
-  s.all_shapes = o.all_shapes;
-  s.variants = o.variants;
-  s.chunks = o.chunks;
-  s.sustain_s = o.sustain_s;
   return run_stencil_bench(s, o.json);
 }
 

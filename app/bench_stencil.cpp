@@ -38,6 +38,7 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
       for (const StencilBenchRow& r : rows)
         j["rows"].push_back({{"variant", r.variant},
                              {"shape", r.shape},
+                             {"is_default", r.is_default},
                              {"ms_per_step", r.ms_per_step},
                              {"gpoints_per_s", r.gpoints_per_s},
                              {"effective_gbs", r.effective_gbs},
@@ -60,13 +61,15 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
     fmt::print("single-step roofline (copy / {} B per point): {:.1f} GPt/s\n",
                2 * (precision == "double" ? 8 : 4),
                r0.copy_gbs / (2.0 * (precision == "double" ? 8 : 4)));
-    fmt::print("{:<18} {:<20} {:>9} {:>9} {:>9} {:>7} {:>8} {:>7}\n", "variant", "shape", "ms/step",
+    fmt::print("{:<18} {:<26} {:>9} {:>9} {:>9} {:>7} {:>8} {:>7}\n", "variant", "shape", "ms/step",
                "GPt/s", "GB/s", "%copy", "speedup", "xroof");
     for (const StencilBenchRow& r : rows)
-      fmt::print("{:<18} {:<20} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>7.2f}x {:>6.2f}x\n",
-                 r.variant, r.shape, r.ms_per_step, r.gpoints_per_s, r.effective_gbs, r.pct_of_copy,
-                 r.speedup_vs_naive, r.x_roofline);
-    fmt::print("(temporal rows: k steps per pass, per-step figures count all k steps)\n");
+      fmt::print("{:<18} {:<24} {} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>7.2f}x {:>6.2f}x\n",
+                 r.variant, r.shape, r.is_default ? '*' : ' ', r.ms_per_step, r.gpoints_per_s,
+                 r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive, r.x_roofline);
+    fmt::print(
+        "(* = the variant's default shape; temporal rows: k steps per pass, per-step figures "
+        "count all k steps)\n");
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "heatsolve bench: {}\n", e.what());

@@ -3,7 +3,8 @@
 
 #include <cstddef>
 #include <string>
-#include <vector>
+
+#include "kernels/cuda/stencil_bench.hpp"
 
 namespace CLI {
 class App;
@@ -18,10 +19,9 @@ struct BenchOptions {
   bool json = false;
   bool reductions = false;
   bool gemm = false;
-  bool all_shapes = false;  // stencil bench: every compiled block shape, not only the defaults
-  std::vector<std::string> variants;  // stencil bench: only these (empty: all)
-  std::vector<int> chunks;            // stencil bench: planes per block to time besides auto
-  double sustain_s = 0;  // stencil bench: seconds untimed + timed per measurement (0: burst)
+  // Stencil bench only (all_shapes, variants, chunks, sustain_s are bound to the CLI; size,
+  // dims and precision come from the fields above).
+  StencilBenchOptions stencil;
   std::size_t reduction_elements = std::size_t(1) << 28;
   int gemm_max_size = 8192;
 };

@@ -5,7 +5,7 @@
 #   PHASES="tests bench e2e loop sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
 #   TESTS_FILTER (gtest filter of the tests phase), NCU_KERNELS="copy_kernel stencil_tma_kernel"
 #   and NCU_SPEC="512 3 float" for the ncu phase. HEATSOLVE_BENCH_VARIANTS / _CHUNKS / _SUSTAIN
-#   pass on to the bench (heatsolve bench --variants / --chunks / --sustain).
+#   become heatsolve bench --variants / --chunks / --sustain (comma-separated lists).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 PHASES=${PHASES:-"tests bench e2e loop sanitize ncu"}
@@ -43,15 +43,17 @@ if has bench; then
       --format=csv,noheader -lms 100 >/tmp/clocks.csv 2>&1 &
     smi=$!
   fi
+  # Each spec "N DIMS PRECISION [all]" is one `heatsolve bench` process (its own copy figure).
   IFS=';' read -ra specs <<<"$BENCH"
   for spec in "${specs[@]}"; do
+    read -r n d p mode <<<"$spec"
     echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) $spec" >>"$OUT/bench.log"
-    HEATSOLVE_BENCH="$spec" timeout 300 "$TESTS" --gtest_also_run_disabled_tests \
-      --gtest_filter=CudaStencilBench.DISABLED_Table 2>&1 | grep ALLSHAPES >>"$OUT/bench.log"
+    timeout 300 "$HS" bench --size "$n" --dims "$d" --precision "$p" \
+      ${mode:+--all-shapes} \
+      ${HEATSOLVE_BENCH_VARIANTS:+--variants "$HEATSOLVE_BENCH_VARIANTS"} \
+      ${HEATSOLVE_BENCH_CHUNKS:+--chunks "$HEATSOLVE_BENCH_CHUNKS"} \
+      ${HEATSOLVE_BENCH_SUSTAIN:+--sustain "$HEATSOLVE_BENCH_SUSTAIN"} >>"$OUT/bench.log" 2>&1
   done
-  echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) heatsolve bench 512 3 float" >>"$OUT/bench.log"
-  timeout 300 "$HS" bench --size 512 --dims 3 --precision float \
-    ${HEATSOLVE_BENCH_SUSTAIN:+--sustain "$HEATSOLVE_BENCH_SUSTAIN"} >>"$OUT/bench.log" 2>&1
   echo "SPEC $(date +%H:%M:%S.%N | cut -c1-12) end" >>"$OUT/bench.log"
   if [ -n "$smi" ]; then
     kill "$smi" 2>/dev/null
@@ -147,5 +149,4 @@ if has ncu && command -v ncu >/dev/null; then
 fi
 stamp done
 echo "==== bench (default shapes) ===="
-grep -E " \* " "$OUT/bench.log" 2>/dev/null | sed 's/ALLSHAPES //' | cut -c1-120
-grep -E "ALLSHAPES NVIDIA|ALLSHAPES H" "$OUT/bench.log" 2>/dev/null | head -4
+grep -E "^stencil bench:|^copy bandwidth| \* " "$OUT/bench.log" 2>/dev/null | cut -c1-120

@@ -11,7 +11,6 @@
 #include <limits>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -642,44 +641,6 @@ TEST(CudaStencil, AsyncEdgesDouble) {
   check_async_edges<double>();
 }
 
-// Not a test: the benchmark table, run on demand (scripts/gpu_stencil.sh):
-//   HEATSOLVE_BENCH="512 3 float all" heatsolve_tests --gtest_also_run_disabled_tests
-//       --gtest_filter=CudaStencilBench.DISABLED_Table
-TEST(CudaStencilBench, DISABLED_Table) {
-  SKIP_WITHOUT_GPU();
-  const char* spec = std::getenv("HEATSOLVE_BENCH");
-  int size = 256, dims = 3;
-  char prec[16] = "float", mode[16] = "";
-  if (spec) std::sscanf(spec, "%d %d %15s %15s", &size, &dims, prec, mode);
-  StencilBenchOptions o;
-  o.size = size;
-  o.dims = dims;
-  o.precision = prec;
-  // Optional, comma-separated: HEATSOLVE_BENCH_VARIANTS (names), HEATSOLVE_BENCH_CHUNKS (planes
-  // per block, timed besides auto); HEATSOLVE_BENCH_SUSTAIN: seconds (sustained timing).
-  const auto list = [](const char* env) {
-    std::vector<std::string> out;
-    std::istringstream in(std::getenv(env) ? std::getenv(env) : "");
-    for (std::string item; std::getline(in, item, ',');)
-      if (!item.empty()) out.push_back(item);
-    return out;
-  };
-  o.variants = list("HEATSOLVE_BENCH_VARIANTS");
-  for (const std::string& c : list("HEATSOLVE_BENCH_CHUNKS")) o.chunks.push_back(std::stoi(c));
-  if (const char* sustain = std::getenv("HEATSOLVE_BENCH_SUSTAIN"))
-    o.sustain_s = std::atof(sustain);
-  o.all_shapes = std::string(mode) == "all";
-  const auto rows = bench_stencils(o);
-  ASSERT_FALSE(rows.empty());
-  std::printf("ALLSHAPES %s %d^%d %s copy %.0f GB/s memcpy %.0f GB/s\n", rows[0].device.c_str(),
-              size, dims, prec, rows[0].copy_gbs, rows[0].memcpy_gbs);
-  for (const auto& r : rows)
-    std::printf(
-        "ALLSHAPES %-18s %-22s %s %8.4f ms %7.2f GPt/s %6.0f GB/s %5.1f%% %5.2fx naive %5.2fx "
-        "roof\n",
-        r.variant.c_str(), r.shape.c_str(), r.is_default ? "*" : " ", r.ms_per_step,
-        r.gpoints_per_s, r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive, r.x_roofline);
-}
 #endif
 
 }  // namespace
