@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "app/bench.hpp"
 
@@ -63,10 +64,14 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
                r0.copy_gbs / (2.0 * (precision == "double" ? 8 : 4)));
     fmt::print("{:<18} {:<26} {:>9} {:>9} {:>9} {:>7} {:>8} {:>7}\n", "variant", "shape", "ms/step",
                "GPt/s", "GB/s", "%copy", "speedup", "xroof");
-    for (const StencilBenchRow& r : rows)
-      fmt::print("{:<18} {:<24} {} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>7.2f}x {:>6.2f}x\n",
+    for (const StencilBenchRow& r : rows) {
+      // No speedup without a naive row (--variants without naive).
+      const std::string speedup =
+          r.speedup_vs_naive > 0 ? fmt::format("{:.2f}x", r.speedup_vs_naive) : "-";
+      fmt::print("{:<18} {:<24} {} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>8} {:>6.2f}x\n",
                  r.variant, r.shape, r.is_default ? '*' : ' ', r.ms_per_step, r.gpoints_per_s,
-                 r.effective_gbs, r.pct_of_copy, r.speedup_vs_naive, r.x_roofline);
+                 r.effective_gbs, r.pct_of_copy, speedup, r.x_roofline);
+    }
     fmt::print(
         "(* = the variant's default shape; temporal rows: k steps per pass, per-step figures "
         "count all k steps)\n");
