@@ -414,7 +414,9 @@ TEST(CudaChunking, RungDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(tma_chunk(2, 8, 16, 8192, 2 * 132, 132), 83);  // 2D: the wave-aware rule
   EXPECT_EQ(register_chunk(2, 16, 8192, 132), 12);         // 2D: 12 rows
   EXPECT_EQ(register_chunk(3, 256, 512, 132), auto_chunk(256, 512, 16 * 132));
-  EXPECT_EQ(temporal_chunk(2, 171, 512, 2 * 132), 43);  // 3D float k = 2 default
+  EXPECT_EQ(temporal_chunk(2, 387, 512, 5 * 132), 35);  // 3D float k = 2 default (partial sums,
+                                                        // 9 x 43 tiles, 5 blocks per SM)
+  EXPECT_EQ(temporal_chunk(2, 171, 512, 2 * 132), 43);  // rings 32x8 (3D float until session 7)
   // 2.5d-async: one round of long chunks when the tiles leave slots free, else auto_chunk.
   EXPECT_EQ(one_round_chunk(64, 512, 256, 132), 128);
   EXPECT_EQ(one_round_chunk(512, 512, 256, 132), auto_chunk(512, 512, 16 * 132));

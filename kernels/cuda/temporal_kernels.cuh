@@ -1,8 +1,8 @@
 // Temporal blocking (docs/kernels.md, "temporal"): one pass advances the explicit update by K
 // steps. 2.5D streaming along the stream axis (z in 3D, y in 2D) with K stages in flight:
-// iteration q loads input plane q and computes stage s (the state after s sub-steps) at plane
-// q - s for s = 1..K, so each stage is one plane behind the one before it. Each block owns an
-// x-y tile plus a redundant halo of K cells per side (overlapped tiling): the halo is
+// iteration q loads input plane q and completes stage s (the state after s sub-steps) at
+// plane q - s for s = 1..K, so each stage is one plane behind the one before it. Each block
+// owns an x-y tile plus a redundant halo of K cells per side (overlapped tiling): the halo is
 // recomputed by neighbouring blocks, and each sub-step spoils one more layer of it, so after
 // K sub-steps exactly the tile's interior is valid.
 //
@@ -10,7 +10,14 @@
 // neighbours by warp shuffles, VX-1 of every VX in-lane); each thread owns RY consecutive
 // rows of one column group (3D; in-plane y neighbours are its own registers, the two rows
 // beyond come from the neighbouring warps through a small double-buffered shared array, one
-// barrier per iteration); each stage keeps planes p-1 and p of its column in registers.
+// barrier per iteration).
+//
+// Two designs share that frame (TemporalDesign, kernels/cuda/temporal_launch.cuh):
+//   - rings (temporal_kernel): each stage keeps planes p-1 and p of its column and rotates
+//     them (M <- C <- N) every plane; the input is prefetched one plane ahead;
+//   - partial sums (temporal_partial_kernel, below): each stage keeps its input plane and the
+//     z-minus term already multiplied, nothing rotates; input planes in three register sets
+//     used in turn; aligned vector loads where the padded rows allow them.
 //
 // Boundaries inside the pass: ghost cells are never stored. Where a neighbour of a domain cell
 // lies outside the domain, the consumer substitutes the ghost rule of that face applied to
@@ -19,10 +26,13 @@
 // single step would. Periodic and Exchange faces need the opposite side / another rank: the
 // backend falls back to single steps for them (docs/kernels.md).
 //
-// Every point update is stream_point<DIM>() of stencil_kernels.cuh, the single-step kernels'
-// function, so a pass of K sub-steps equals K single steps bit for bit.
+// The rings design applies stream_point<DIM>() of stencil_kernels.cuh, the single-step
+// kernels' function; FMA contraction differs between kernels, so a pass agrees with K single
+// steps to rounding (tests/test_cuda_temporal.cpp bounds it), not bit for bit; the partial
+// sums add the z terms in another order, within the same bound.
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -92,6 +102,35 @@ __device__ __forceinline__ void temporal_substep(
       R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
                                   roff[r] + colc[v]);
     }
+  }
+}
+
+// The block- and plane-uniform choice of a sub-step's compiled face path and source term,
+// shared by both designs: body(FACES, SOURCE) with FACES a kFace* mask and SOURCE a bool,
+// both as integral constants. The stream-face planes (2 of ns) test every face; planes p < 0
+// or >= ns are computed but never used.
+template <int DIM, typename Body>
+__device__ __forceinline__ void with_substep_path(int p, int ns, bool xface, bool yface,
+                                                  bool source, Body&& body) {
+  const auto with_source = [&](auto faces) {
+    if (source)
+      body(faces, std::true_type{});
+    else
+      body(faces, std::false_type{});
+  };
+  using std::integral_constant;
+  if (p == 0 || p == ns - 1) {
+    with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
+  } else if (!xface && !yface) {
+    with_source(integral_constant<int, 0>{});
+  } else if constexpr (DIM == 2) {  // no y faces: no kFaceY instances in 2D
+    with_source(integral_constant<int, kFaceX>{});
+  } else if (!yface) {
+    with_source(integral_constant<int, kFaceX>{});
+  } else if (!xface) {
+    with_source(integral_constant<int, kFaceY>{});
+  } else {
+    with_source(integral_constant<int, kFaceX | kFaceY>{});
   }
 }
 
@@ -213,34 +252,11 @@ __global__ void __launch_bounds__(32 * BY)
       }
       T R[RY][VX];
       const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
-      // Block- and plane-uniform choice of the path (planes p < 0 or >= ns are computed but
-      // never used: their consumers substitute the z ghost rule).
-      const auto substep = [&](auto faces, auto source) {
+      with_substep_path<DIM>(p, ns, xface, yface, fpl != nullptr, [&](auto faces, auto source) {
         temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
             R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
             ns);
-      };
-      const auto with_source = [&](auto faces) {
-        if (fpl)
-          substep(faces, std::true_type{});
-        else
-          substep(faces, std::false_type{});
-      };
-      // The stream-face planes (2 of ns) test every face, needed or not.
-      using std::integral_constant;
-      if (p == 0 || p == ns - 1) {
-        with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
-      } else if (!xface && !yface) {
-        with_source(integral_constant<int, 0>{});
-      } else if constexpr (DIM == 2) {  // no y faces: no kFaceY instances in 2D
-        with_source(integral_constant<int, kFaceX>{});
-      } else if (!yface) {
-        with_source(integral_constant<int, kFaceX>{});
-      } else if (!xface) {
-        with_source(integral_constant<int, kFaceY>{});
-      } else {
-        with_source(integral_constant<int, kFaceX | kFaceY>{});
-      }
+      });
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
@@ -274,6 +290,329 @@ __global__ void __launch_bounds__(32 * BY)
       }
     }
     if constexpr (DIM == 3) __syncthreads();
+  }
+}
+
+// ---- partial sums ---------------------------------------------------------------------
+// Stage s keeps, per cell, X_s (its input, stage s-1, at its current plane p) and
+// B_s = c_s X_s(p-1), the z-minus term multiplied when that plane was current. An iteration
+// has two phases:
+//   1. every stage turns X_s(p) into the partial P_s = center X + cx (xm + xp) [+ cy (ym + yp)]
+//      + B_s (+ source) and sets B_s = c_s X_s(p): its x neighbours by shuffles, its y halo
+//      rows from the shared array (published last iteration);
+//   2. stage 1 completes S_1 = P_1 + c_s X_1(p+1) with the plane that has just arrived; that
+//      is stage 2's next input, which completes S_2 the same way, and so on; the last stage's
+//      result is stored, each new stage input publishes its edge rows.
+// Values are only ever overwritten in place, so the per-plane moves of the rings design (about
+// 15 % of its instructions, docs/performance.md) are gone, and with them the registers of
+// one plane per stage. Measured (session 7, H200): 29 % fewer instructions per pass.
+template <typename T, int DIM, int K, int BY, int RY, int VX>
+struct PartialGeom {
+  static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
+  static constexpr int UX = WX - 2 * K;              // useful columns
+  static constexpr int EY = DIM == 3 ? BY * RY : 1;  // rows of the extended tile (3D)
+  static constexpr int UY = DIM == 3 ? EY - 2 * K : 1;
+  static constexpr int SETS = 3;  // input planes in registers: q-1, q, q+1 (in flight)
+  // Published edge rows of every stage's input: [parity][stage][warp + 1 pad each side]
+  // [first / last row][WX]; the pads let the edge warps read without a test (values nobody
+  // uses: those rows are the spoiled halo).
+  static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
+  static_assert(UX > 0 && UY > 0, "tile too small for K");
+  static_assert(DIM == 3 || RY == 1, "2D threads own one row");
+  static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO); }
+};
+
+// VX consecutive values as one access where a vector type of that size exists.
+template <typename T, int N>
+struct LaneVec {
+  using type = void;
+};
+template <>
+struct LaneVec<float, 2> {
+  using type = float2;
+};
+template <>
+struct LaneVec<float, 4> {
+  using type = float4;
+};
+template <>
+struct LaneVec<double, 2> {
+  using type = double2;
+};
+template <typename T, int VX, typename V = typename LaneVec<T, VX>::type>
+__device__ __forceinline__ void unpack(T (&dst)[VX], const V& w) {
+  dst[0] = w.x;
+  dst[1] = w.y;
+  if constexpr (VX == 4) {
+    dst[2] = w.z;
+    dst[3] = w.w;
+  }
+}
+template <typename T, int VX>
+__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {  // shared memory
+  using V = typename LaneVec<T, VX>::type;
+  if constexpr (std::is_void_v<V>) {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  } else {
+    unpack<T, VX>(dst, *reinterpret_cast<const V*>(src));
+  }
+}
+template <typename T, int VX>
+__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {  // shared memory
+  using V = typename LaneVec<T, VX>::type;
+  if constexpr (std::is_void_v<V>) {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  } else {
+    V w;
+    w.x = src[0];
+    w.y = src[1];
+    if constexpr (VX == 4) {
+      w.z = src[2];
+      w.w = src[3];
+    }
+    *reinterpret_cast<V*>(dst) = w;
+  }
+}
+
+// Column shift that makes every lane's VX = 2 cells one aligned vector (8 bytes float, 16
+// double), or 0 where the padded rows do not allow it. Cell (x, y, z) is element
+// origin + x + y sy + z ss with origin = 1 + sy (+ ss); with sy = nx + 2 even (so ss even too)
+// its parity is that of 1 + x, and lanes start at xt - K + 2 lane: tiles starting one column
+// early (xt = tile * UX - 1) make that odd for even K. With nx odd, rows alternate.
+template <int K, int VX>
+inline int partial_vector_shift(const GridDesc& g) {
+  return VX == 2 && K % 2 == 0 && g.stride_y() % 2 == 0 ? 1 : 0;
+}
+
+// Phase 1 of one stage for this thread's RY x VX cells (see above). hlo/hhi: the rows just
+// outside the thread's rows (3D). FACES, SOURCE: as temporal_substep. fplb: the source's
+// plane p (bytes); offb: byte offset of the thread's row r from its plane.
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
+__device__ __forceinline__ void partial_substep(
+    T (&P)[RY][VX], T (&B)[RY][VX], const T (&X)[RY][VX], const T (&hlo)[VX], const T (&hhi)[VX],
+    const StencilCoeffs<T>& c, const GhostRules<T>& gr, const char* __restrict__ fplb,
+    const unsigned (&offb)[RY], const int (&xcol)[VX], const int (&yrow)[RY], int nx, int ny, int p,
+    int ns) {
+  constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
+  const T cs = DIM == 3 ? c.cz : c.cy;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const T left = __shfl_up_sync(0xffffffffu, X[r][VX - 1], 1);
+    const T right = __shfl_down_sync(0xffffffffu, X[r][0], 1);
+#pragma unroll
+    for (int v = 0; v < VX; ++v) {
+      const T u0 = X[r][v];
+      T xm = v > 0 ? X[r][v - 1] : left;
+      T xp = v < VX - 1 ? X[r][v + 1] : right;
+      T ym = 0, yp = 0;
+      if constexpr (DIM == 3) {
+        ym = r > 0 ? X[r - 1][v] : hlo[v];
+        yp = r < RY - 1 ? X[r + 1][v] : hhi[v];
+      }
+      T zm = B[r][v];
+      if constexpr ((FACES & kFaceX) != 0) {
+        if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
+        if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
+      }
+      if constexpr (DIM == 3 && (FACES & kFaceY) != 0) {
+        if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
+        if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
+      }
+      if constexpr ((FACES & kFaceStream) != 0) {
+        if (p == 0) zm = cs * ghost_rule(gr, SLO, u0);
+      }
+      T acc = c.center * u0 + zm;
+      acc += c.cx * (xm + xp);
+      if constexpr (DIM == 3) acc += c.cy * (ym + yp);
+      if constexpr (SOURCE) acc += c.source * __ldg(reinterpret_cast<const T*>(fplb + offb[r]) + v);
+      if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
+        if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
+      }
+      P[r][v] = acc;
+      B[r][v] = cs * u0;
+    }
+  }
+}
+
+// Block: 32 x BY threads. 3D: one x-y tile per block, warps stacked in y. 2D: each warp is
+// its own x tile. blockIdx.z: chunk of `chunk` output planes. xshift: partial_vector_shift().
+template <typename T, int DIM, int K, int BY, int RY, int VX>
+__global__ void __launch_bounds__(32 * BY)
+    temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                            StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
+                            int xshift) {
+  using G = PartialGeom<T, DIM, K, BY, RY, VX>;
+  constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
+  extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
+  T* const halo = reinterpret_cast<T*>(temporal_partial_smem);
+
+  const int lane = threadIdx.x, ty = threadIdx.y;
+  int xt, yt;  // tile origin (first useful column / row); the first tile may start at -1
+  if constexpr (DIM == 3) {
+    xt = blockIdx.x * UX - xshift;
+    yt = blockIdx.y * UY;
+    // Deterministic values in the pad rows and before the first publication.
+    for (int i = ty * 32 + lane; i < G::HALO; i += 32 * BY) halo[i] = T(0);
+    __syncthreads();
+  } else {
+    xt = (blockIdx.x * BY + ty) * UX - xshift;
+    yt = 0;
+    if (xt >= g.nx) return;  // whole warp; no block barriers in 2D
+  }
+  const int xe = xt - K + lane * VX;
+  const int ye = DIM == 3 ? yt - K + ty * RY : 0;
+  const int nx = g.nx, ny = g.ny_plane, ns = g.ns;
+  const T cs = DIM == 3 ? c.cz : c.cy;
+
+  // Loads (and source reads): one byte offset per row from its plane's start, rows clamped
+  // into the grid, VX consecutive columns from xs. A lane with a cell in the grid starts at
+  // its own first column (xs = xe): its cells outside read a ghost or the neighbouring row,
+  // in bounds and never used; lanes entirely outside read in-grid columns. Addresses are a
+  // plane pointer plus these 32-bit offsets (64-bit index arithmetic per cell was a third of
+  // the rings design's load instructions).
+  int xcol[VX], yrow[RY];
+  unsigned offb[RY];
+  unsigned stored = 0;  // one bit per cell this thread stores (inside the useful tile)
+  {
+    const int xs = min(max(xe, -(VX - 1)), nx - 1);
+#pragma unroll
+    for (int v = 0; v < VX; ++v) xcol[v] = xe + v;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      yrow[r] = ye + r;
+      offb[r] = unsigned((g.origin + g.sy * min(max(yrow[r], 0), ny - 1) + xs) * sizeof(T));
+      const int ly = DIM == 3 ? ty * RY + r : K;
+      const bool yst = DIM == 3 ? (ly >= K && ly < EY - K && yrow[r] < ny) : true;
+#pragma unroll
+      for (int v = 0; v < VX; ++v) {
+        const int lx = lane * VX + v;
+        if (yst && lx >= K && lx < WX - K && xcol[v] >= 0 && xcol[v] < nx)
+          stored |= 1u << (r * VX + v);
+      }
+    }
+  }
+  const std::int64_t plane_bytes = g.ss * std::int64_t(sizeof(T));
+  const unsigned row_bytes = unsigned(g.sy * sizeof(T));
+  const bool xface = xt - K <= 0 || xt - K + WX - 1 >= nx - 1;
+  const bool yface = DIM == 3 && (yt - K <= 0 || yt - K + EY - 1 >= ny - 1);
+  auto halo_row = [&](int par, int st, int w, int side) -> T* {  // w: warp index + 1
+    return halo + ((std::size_t(par * K + st) * (BY + 2) + w) * 2 + side) * WX + lane * VX;
+  };
+
+  const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
+  const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iteration q: input plane q arrives
+  const char* const ub = reinterpret_cast<const char*>(u);
+  using V = typename LaneVec<T, VX>::type;
+  const bool vec = !std::is_void_v<V> && xshift == 1;
+  auto load_plane = [&](T(&dst)[RY][VX], int q) {  // planes past the grid are never used
+    if (q >= ns) return;
+    const char* pl = ub + plane_bytes * q;
+    if constexpr (!std::is_void_v<V>) {
+      if (vec) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          unpack<T, VX>(dst[r], __ldg(reinterpret_cast<const V*>(pl + offb[r])));
+        return;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) dst[r][v] = __ldg(reinterpret_cast<const T*>(pl + offb[r]) + v);
+  };
+  char* const outb = reinterpret_cast<char*>(out) +
+                     (g.origin + (DIM == 3 ? g.sy * ye : 0) + xe) * std::int64_t(sizeof(T));
+
+  // Input planes: set (q - q0) % SETS holds plane q, the set before it plane q-1; plane q+1
+  // is loaded at the top of iteration q into the set of plane q-2. The loop is unrolled by
+  // SETS, so every set's role is a compile-time choice and nothing moves.
+  T XS[SETS][RY][VX], Xr[K > 1 ? K - 1 : 1][RY][VX], B[K][RY][VX];
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int v = 0; v < VX; ++v) {
+#pragma unroll
+      for (int i = 0; i < SETS; ++i) XS[i][r][v] = T(0);
+#pragma unroll
+      for (int s = 0; s < K; ++s) {
+        B[s][r][v] = T(0);
+        if (s < K - 1) Xr[s][r][v] = T(0);
+      }
+    }
+  load_plane(XS[0], q0);
+
+  const auto iteration = [&](int q, auto set) {
+    constexpr int J = decltype(set)::value;
+    T(&X1)[RY][VX] = XS[(J + SETS - 1) % SETS];  // plane q-1
+    T(&IN)[RY][VX] = XS[J];                      // plane q
+    load_plane(XS[(J + 1) % SETS], q + 1);
+    const int par = q & 1;
+    T P[K][RY][VX];
+#pragma unroll
+    for (int s = 1; s <= K; ++s) {  // phase 1
+      const int p = q - s;
+      T X[RY][VX], hlo[VX], hhi[VX];
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) X[r][v] = s == 1 ? X1[r][v] : Xr[s - 2][r][v];
+      if constexpr (DIM == 3) {
+        load_lane<T, VX>(hlo, halo_row(par ^ 1, s - 1, ty, 1));
+        load_lane<T, VX>(hhi, halo_row(par ^ 1, s - 1, ty + 2, 0));
+      } else {
+#pragma unroll
+        for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
+      }
+      const char* fplb =
+          f ? reinterpret_cast<const char*>(f) + plane_bytes * min(max(p, 0), ns - 1) : nullptr;
+      with_substep_path<DIM>(p, ns, xface, yface, fplb != nullptr, [&](auto faces, auto source) {
+        partial_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
+            P[s - 1], B[s - 1], X, hlo, hhi, c, gr, fplb, offb, xcol, yrow, nx, ny, p, ns);
+      });
+    }
+    T Y[RY][VX];  // phase 2: stage s's next input plane, then its result
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) Y[r][v] = IN[r][v];
+#pragma unroll
+    for (int s = 1; s <= K; ++s) {
+      if constexpr (DIM == 3) {
+        store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 0), Y[0]);
+        store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 1), Y[RY - 1]);
+      }
+      const bool last = q - s == ns - 1;  // its z-plus ghost is in P already
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v)
+          Y[r][v] = last ? P[s - 1][r][v] : P[s - 1][r][v] + cs * Y[r][v];
+      if (s < K) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+#pragma unroll
+          for (int v = 0; v < VX; ++v) Xr[s - 1][r][v] = Y[r][v];
+      }
+    }
+    const int p = q - K;
+    if (p >= z0 && p < z1) {
+      char* const pl = outb + plane_bytes * p;
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        T* const row = reinterpret_cast<T*>(pl + (DIM == 3 ? r * row_bytes : 0u));
+#pragma unroll
+        for (int v = 0; v < VX; ++v)
+          if (stored & (1u << (r * VX + v))) row[v] = Y[r][v];
+      }
+    }
+    if constexpr (DIM == 3) __syncthreads();
+  };
+  for (int q = q0; q <= q1; q += SETS) {
+    iteration(q, std::integral_constant<int, 0>{});
+    if (q + 1 <= q1) iteration(q + 1, std::integral_constant<int, 1>{});
+    if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
   }
 }
 

@@ -1,6 +1,7 @@
 // Dispatch of the temporal-blocking kernels: a table of compiled (k, dims, shape) instances.
 #include <algorithm>
 #include <sstream>
+#include <type_traits>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/chunking.hpp"
@@ -13,6 +14,7 @@ namespace heatsolve::cuda {
 std::string TemporalShape::str() const {
   std::ostringstream s;
   s << 'k' << k << "/32x" << by << "/ry" << ry << "/vx" << vx;
+  if (design == TemporalDesign::PartialSums) s << "/partial";
   if (chunk) s << "/c" << chunk;
   return s.str();
 }
@@ -37,21 +39,33 @@ struct TArgs {
   cudaStream_t stream;
 };
 
-template <typename T, int DIM, int K, int BY, int RY, int VX>
+template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX>
 void launch_one(const TArgs<T>& a) {
-  using G = TemporalGeom<T, DIM, K, BY, RY, VX>;
+  constexpr bool partial = DESIGN == TemporalDesign::PartialSums;
+  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX>,
+                               TemporalGeom<T, DIM, K, BY, RY, VX>>;
   const StreamGeom s = stream_geom(a.g);
-  const int tx = DIM == 3 ? cdiv(s.nx, G::UX) : cdiv(cdiv(s.nx, G::UX), BY);
+  // Partial sums: tiles start one column early where that aligns each lane's loads.
+  const int xshift = partial ? partial_vector_shift<K, VX>(a.g) : 0;
+  const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
-  const auto kern = temporal_kernel<T, DIM, K, BY, RY, VX>;
+  const auto kern = [] {
+    if constexpr (partial)
+      return temporal_partial_kernel<T, DIM, K, BY, RY, VX>;
+    else
+      return temporal_kernel<T, DIM, K, BY, RY, VX>;
+  }();
   // Also raises the instance's shared memory limit where it needs more than 48 KB.
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
   int chunk = a.chunk;
   if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, s.ns, per_sm * current_sm_count());
   chunk = std::min(chunk, s.ns);
   const dim3 grid(tx, ty, cdiv(s.ns, chunk));
-  kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
+  if constexpr (partial)
+    kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift);
+  else
+    kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -64,30 +78,40 @@ struct TEntry {
 };
 
 // Instantiates only the precisions a table entry is for (ONLY: 0 both, 4 float, 8 double).
-template <typename T, int ONLY, int D, int K, int BY, int RY, int VX>
+template <typename T, int ONLY, TemporalDesign DESIGN, int D, int K, int BY, int RY, int VX>
 constexpr void (*pick())(const TArgs<T>&) {
   if constexpr (ONLY == 0 || ONLY == int(sizeof(T)))
-    return &launch_one<T, D, K, BY, RY, VX>;
+    return &launch_one<T, DESIGN, D, K, BY, RY, VX>;
   else
     return nullptr;
 }
 
-#define HS_T(D, K, BY, RY, VX, ONLY)                              \
-  TEntry {                                                        \
-    D, {K, BY, RY, VX, 0}, pick<float, ONLY, D, K, BY, RY, VX>(), \
-        pick<double, ONLY, D, K, BY, RY, VX>(), ONLY              \
+#define HS_T_DESIGN(DESIGN, D, K, BY, RY, VX, ONLY)                               \
+  TEntry {                                                                        \
+    D, {K, BY, RY, VX, 0, DESIGN}, pick<float, ONLY, DESIGN, D, K, BY, RY, VX>(), \
+        pick<double, ONLY, DESIGN, D, K, BY, RY, VX>(), ONLY                      \
   }
+#define HS_T(D, K, BY, RY, VX, ONLY) HS_T_DESIGN(TemporalDesign::Rings, D, K, BY, RY, VX, ONLY)
+#define HS_P(D, K, BY, RY, VX, ONLY) \
+  HS_T_DESIGN(TemporalDesign::PartialSums, D, K, BY, RY, VX, ONLY)
 
 // The first entry per (dims, k, precision) is the default. The stage rings cost 2 K RY VX
 // values per thread (ptxas -v: 64-138 registers in float, 124-172 in double).
 const std::vector<TEntry>& ttable() {
   static const std::vector<TEntry> t = {
-      // 3D. k = 2 defaults: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
-      // stores, halo rows, barrier) that dominates the instruction count (ncu,
-      // docs/performance.md). Float: 32x8 (128 registers, 2 blocks of 256 threads per SM).
-      // Double: 32x4 (168 registers: 3 blocks of 128 threads per SM, where 32x8 fits one);
-      // its smaller tiles (60 x 12 useful cells) were 3-7 % faster (session 4, run 14).
+      // 3D float k = 2: partial sums, 32x4 ry4 vx2 (96 registers, 5 blocks of 128 threads per
+      // SM): 1.33x roof against 1.22x for the rings default below (session 7, H200); its
+      // 32x8 was 1.27x. 3D double k = 2: the rings 32x4 stays the default (1.47x against
+      // 1.41x for the partial-sums shape, listed for bench and tests).
+      HS_P(3, 2, 4, 4, 2, 4),
       HS_T(3, 2, 4, 4, 2, 8),
+      HS_P(3, 2, 4, 4, 2, 8),
+      // Rings, 3D. k = 2: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
+      // stores, halo rows, barrier) that dominates the instruction count (ncu,
+      // docs/performance.md). Float 32x8 (128 registers, 2 blocks of 256 threads per SM; the
+      // default until session 7). Double: 32x4 (168 registers: 3 blocks of 128 threads per
+      // SM, where 32x8 fits one); its smaller tiles (60 x 12 useful cells) were 3-7 % faster
+      // (session 4, run 14).
       HS_T(3, 2, 8, 4, 2, 0),
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
@@ -104,7 +128,9 @@ const std::vector<TEntry>& ttable() {
   };
   return t;
 }
+#undef HS_P
 #undef HS_T
+#undef HS_T_DESIGN
 
 template <typename T>
 bool usable(const TEntry& e, int dims) {
@@ -137,7 +163,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
     throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
   for (const TEntry& e : ttable()) {
     if (!usable<T>(e, g.dims) || e.shape.k != shape.k || e.shape.by != shape.by ||
-        e.shape.ry != shape.ry || e.shape.vx != shape.vx)
+        e.shape.ry != shape.ry || e.shape.vx != shape.vx || e.shape.design != shape.design)
       continue;
     const TArgs<T> a{u, out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, stream};
     if constexpr (sizeof(T) == sizeof(float))

@@ -15,11 +15,17 @@ namespace heatsolve::cuda {
 // Sub-steps per pass that are compiled (largest first).
 inline constexpr int kTemporalSteps[] = {8, 4, 2};
 
+// The two kernel designs (kernels/cuda/temporal_kernels.cuh): stage rings rotated every
+// plane, or partial sums with nothing rotated (docs/kernels.md, "temporal").
+enum class TemporalDesign { Rings, PartialSums };
+
 // A compiled shape: k sub-steps per pass; block 32 x by threads; ry rows and vx columns per
-// thread; chunk = output planes per block along the stream axis (0 = chosen from the grid).
+// thread; the design; chunk = output planes per block along the stream axis (0 = chosen from
+// the grid).
 struct TemporalShape {
   int k = 0, by = 0, ry = 1, vx = 1, chunk = 0;
-  std::string str() const;  // "k4/32x8/ry4/vx2"
+  TemporalDesign design = TemporalDesign::Rings;
+  std::string str() const;  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial"
 };
 
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
