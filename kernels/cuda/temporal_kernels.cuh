@@ -376,14 +376,16 @@ __device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {  // sha
   }
 }
 
-// Column shift that makes every lane's VX = 2 cells one aligned vector (8 bytes float, 16
-// double), or 0 where the padded rows do not allow it. Cell (x, y, z) is element
-// origin + x + y sy + z ss with origin = 1 + sy (+ ss); with sy = nx + 2 even (so ss even too)
-// its parity is that of 1 + x, and lanes start at xt - K + 2 lane: tiles starting one column
-// early (xt = tile * UX - 1) make that odd for even K. With nx odd, rows alternate.
-template <int K, int VX>
-inline int partial_vector_shift(const GridDesc& g) {
-  return VX == 2 && K % 2 == 0 && g.stride_y() % 2 == 0 ? 1 : 0;
+// Column shift that makes every lane's VX = 2 cells one aligned vector load (8 bytes float,
+// 16 double), or 0 where that is impossible. Cell (x, y, z) is element origin + x + y sy + z ss
+// with origin = 1 + sy (+ ss); with sy = nx + 2 even (so ss even too) its parity is that of
+// 1 + x, and lanes start at xt - K + 2 lane: tiles starting one column early
+// (xt = tile * UX - 1) make that odd for even K. With nx odd, rows alternate. The array
+// itself must start on a vector boundary (cudaMalloc's do).
+template <typename T, int K, int VX>
+inline int partial_vector_shift(const GridDesc& g, const T* u) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(u) % (2 * sizeof(T)) == 0;
+  return VX == 2 && K % 2 == 0 && g.stride_y() % 2 == 0 && aligned ? 1 : 0;
 }
 
 // Phase 1 of one stage for this thread's RY x VX cells (see above). hlo/hhi: the rows just

@@ -46,7 +46,7 @@ void launch_one(const TArgs<T>& a) {
                                TemporalGeom<T, DIM, K, BY, RY, VX>>;
   const StreamGeom s = stream_geom(a.g);
   // Partial sums: tiles start one column early where that aligns each lane's loads.
-  const int xshift = partial ? partial_vector_shift<K, VX>(a.g) : 0;
+  const int xshift = partial ? partial_vector_shift<T, K, VX>(a.g, a.u) : 0;
   const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
