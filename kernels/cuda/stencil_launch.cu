@@ -161,13 +161,9 @@ void launch_streaming(const Args<T>& a) {
 template <typename T, int DIM, int BX, int BY, int RY, int PD, int VX = 1, int MINB = 1>
 void launch_register(const Args<T>& a) {
   const StreamGeom s = stream_geom(a.g);
-  // VX = 2: aligned vector accesses when every interior row starts at an odd index (even row
-  // stride, odd origin) and the buffers are vector-aligned; the block columns then start at -1.
-  const auto aligned = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0;
-  };
-  const int xshift =
-      VX == 2 && s.nx % 2 == 0 && s.origin % 2 == 1 && aligned(a.u) && aligned(a.out) ? 1 : 0;
+  // VX = 2: aligned vector accesses where the grid and buffers allow them; the block columns
+  // then start at -1.
+  const int xshift = VX == 2 ? pair_vector_shift<T>(a.g, a.u, a.out) : 0;
   int chunk = a.chunk;
   const dim3 grid = stream_grid(s, BX * VX, BY * RY, chunk, [&](int tiles) {
     return register_chunk(DIM, tiles, s.ns, current_sm_count());

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,5 +59,18 @@ int current_sm_count();
 // device); the first call also raises the instance's dynamic shared memory limit (needed
 // above 48 KB). Throws BackendError when not even one block fits.
 int resident_blocks_per_sm(const void* kernel, int threads, std::size_t smem);
+
+// Kernels whose threads own column pairs starting at even columns (VX = 2: 2.5d-register,
+// temporal partial sums): 1 when starting the columns one cell early makes every pair one
+// aligned 8 / 16-byte vector, else 0. That needs nx even (even row stride, odd interior
+// offset, so interior cell x sits at an even element index when x is odd) and buffers that
+// start on a vector boundary (cudaMalloc's do).
+template <typename T>
+int pair_vector_shift(const GridDesc& g, const T* u, const T* out) {
+  const auto aligned = [](const T* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0;
+  };
+  return g.nx % 2 == 0 && g.interior_offset() % 2 == 1 && aligned(u) && aligned(out) ? 1 : 0;
+}
 
 }  // namespace heatsolve::cuda

@@ -54,39 +54,37 @@ struct TemporalGeom {
   }
 };
 
-// One sub-step for the RY x VX values of this thread at plane p: C = stage s-1 at p, M at p-1,
-// N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1, plane p). Neighbours
-// outside the domain are replaced by the face's ghost rule (only in blocks/planes at a face).
-//
-// FACES: which ghost tests are compiled in, a mask of kFaceX, kFaceY (in-plane faces the
-// block's extended tile touches) and kFaceStream (planes 0 and ns-1: all three). 0 is the
+// FACES: which ghost tests a sub-step compiles in, a mask of kFaceX, kFaceY (in-plane faces
+// the block's extended tile touches) and kFaceStream (planes 0 and ns-1: all three). 0 is the
 // interior path: ncu and the SASS showed the face tests, evaluated for every point, were most
 // of the instructions of a pass (about 60 per point update, against 7-8 floating-point
-// ones); blocks at one in-plane face pay only for that axis. SOURCE = false drops the source
-// read.
+// ones); blocks at one in-plane face pay only for that axis.
 inline constexpr int kFaceX = 1, kFaceY = 2, kFaceStream = 4;
-template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
-__device__ __forceinline__ void temporal_substep(
-    T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
-    const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
-    const T* __restrict__ fpl, const int (&roff)[RY], const int (&colc)[VX], const int (&xcol)[VX],
-    const int (&yrow)[RY], int nx, int ny, int p, int ns) {
-  constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
+
+// The in-plane neighbours of each of this thread's RY x VX cells of plane values X (both
+// designs): x from the lane's own columns and its neighbour lanes (shuffles), y from the
+// thread's own rows and hlo/hhi (the rows just outside them, 3D), with the x / y ghost rules
+// of FACES substituted where the neighbour lies outside the domain. cell(r, v, u0, xm, xp,
+// ym, yp) completes the update of cell (r, v).
+template <typename T, int DIM, int RY, int VX, int FACES, typename Cell>
+__device__ __forceinline__ void for_each_cell_inplane(const T (&X)[RY][VX], const T (&hlo)[VX],
+                                                      const T (&hhi)[VX], const GhostRules<T>& gr,
+                                                      const int (&xcol)[VX], const int (&yrow)[RY],
+                                                      int nx, int ny, Cell&& cell) {
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
-    const T left = __shfl_up_sync(0xffffffffu, C[r][VX - 1], 1);
-    const T right = __shfl_down_sync(0xffffffffu, C[r][0], 1);
+    const T left = __shfl_up_sync(0xffffffffu, X[r][VX - 1], 1);
+    const T right = __shfl_down_sync(0xffffffffu, X[r][0], 1);
 #pragma unroll
     for (int v = 0; v < VX; ++v) {
-      const T u0 = C[r][v];
-      T xm = v > 0 ? C[r][v - 1] : left;
-      T xp = v < VX - 1 ? C[r][v + 1] : right;
+      const T u0 = X[r][v];
+      T xm = v > 0 ? X[r][v - 1] : left;
+      T xp = v < VX - 1 ? X[r][v + 1] : right;
       T ym = 0, yp = 0;
       if constexpr (DIM == 3) {
-        ym = r > 0 ? C[r - 1][v] : hlo[v];
-        yp = r < RY - 1 ? C[r + 1][v] : hhi[v];
+        ym = r > 0 ? X[r - 1][v] : hlo[v];
+        yp = r < RY - 1 ? X[r + 1][v] : hhi[v];
       }
-      T sm = M[r][v], sp = N[r][v];
       if constexpr ((FACES & kFaceX) != 0) {
         if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
         if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
@@ -95,14 +93,31 @@ __device__ __forceinline__ void temporal_substep(
         if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
         if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
       }
-      if constexpr ((FACES & kFaceStream) != 0) {
-        if (p == 0) sm = ghost_rule(gr, SLO, u0);
-        if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
-      }
-      R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
-                                  roff[r] + colc[v]);
+      cell(r, v, u0, xm, xp, ym, yp);
     }
   }
+}
+
+// One sub-step (rings design) for the RY x VX values of this thread at plane p: C = stage
+// s-1 at p, M at p-1, N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1,
+// plane p). SOURCE = false drops the source read.
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
+__device__ __forceinline__ void temporal_substep(
+    T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
+    const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
+    const T* __restrict__ fpl, const int (&roff)[RY], const int (&colc)[VX], const int (&xcol)[VX],
+    const int (&yrow)[RY], int nx, int ny, int p, int ns) {
+  constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
+  for_each_cell_inplane<T, DIM, RY, VX, FACES>(
+      C, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
+        T sm = M[r][v], sp = N[r][v];
+        if constexpr ((FACES & kFaceStream) != 0) {
+          if (p == 0) sm = ghost_rule(gr, SLO, u0);
+          if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
+        }
+        R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
+                                    roff[r] + colc[v]);
+      });
 }
 
 // The block- and plane-uniform choice of a sub-step's compiled face path and source term,
@@ -319,73 +334,34 @@ struct PartialGeom {
   static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
   static_assert(UX > 0 && UY > 0, "tile too small for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
+  static_assert(VX != 2 || K % 2 == 0, "column pairs must start at even columns (xshift)");
   static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO); }
 };
 
-// VX consecutive values as one access where a vector type of that size exists.
-template <typename T, int N>
-struct LaneVec {
-  using type = void;
-};
-template <>
-struct LaneVec<float, 2> {
-  using type = float2;
-};
-template <>
-struct LaneVec<float, 4> {
-  using type = float4;
-};
-template <>
-struct LaneVec<double, 2> {
-  using type = double2;
-};
-template <typename T, int VX, typename V = typename LaneVec<T, VX>::type>
-__device__ __forceinline__ void unpack(T (&dst)[VX], const V& w) {
-  dst[0] = w.x;
-  dst[1] = w.y;
-  if constexpr (VX == 4) {
-    dst[2] = w.z;
-    dst[3] = w.w;
+// A lane's cells in shared memory: with VX = 2 one aligned vector access (Vec2, as the
+// 2.5d-register rung), otherwise single values.
+template <typename T, int VX>
+__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {
+  if constexpr (VX == 2) {
+    const typename Vec2<T>::type w = *reinterpret_cast<const typename Vec2<T>::type*>(src);
+    dst[0] = w.x;
+    dst[1] = w.y;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
   }
 }
 template <typename T, int VX>
-__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {  // shared memory
-  using V = typename LaneVec<T, VX>::type;
-  if constexpr (std::is_void_v<V>) {
-#pragma unroll
-    for (int v = 0; v < VX; ++v) dst[v] = src[v];
-  } else {
-    unpack<T, VX>(dst, *reinterpret_cast<const V*>(src));
-  }
-}
-template <typename T, int VX>
-__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {  // shared memory
-  using V = typename LaneVec<T, VX>::type;
-  if constexpr (std::is_void_v<V>) {
-#pragma unroll
-    for (int v = 0; v < VX; ++v) dst[v] = src[v];
-  } else {
-    V w;
+__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {
+  if constexpr (VX == 2) {
+    typename Vec2<T>::type w;
     w.x = src[0];
     w.y = src[1];
-    if constexpr (VX == 4) {
-      w.z = src[2];
-      w.w = src[3];
-    }
-    *reinterpret_cast<V*>(dst) = w;
+    *reinterpret_cast<typename Vec2<T>::type*>(dst) = w;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
   }
-}
-
-// Column shift that makes every lane's VX = 2 cells one aligned vector load (8 bytes float,
-// 16 double), or 0 where that is impossible. Cell (x, y, z) is element origin + x + y sy + z ss
-// with origin = 1 + sy (+ ss); with sy = nx + 2 even (so ss even too) its parity is that of
-// 1 + x, and lanes start at xt - K + 2 lane: tiles starting one column early
-// (xt = tile * UX - 1) make that odd for even K. With nx odd, rows alternate. The array
-// itself must start on a vector boundary (cudaMalloc's do).
-template <typename T, int K, int VX>
-inline int partial_vector_shift(const GridDesc& g, const T* u) {
-  const bool aligned = reinterpret_cast<std::uintptr_t>(u) % (2 * sizeof(T)) == 0;
-  return VX == 2 && K % 2 == 0 && g.stride_y() % 2 == 0 && aligned ? 1 : 0;
 }
 
 // Phase 1 of one stage for this thread's RY x VX cells (see above). hlo/hhi: the rows just
@@ -399,47 +375,29 @@ __device__ __forceinline__ void partial_substep(
     int ns) {
   constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
   const T cs = DIM == 3 ? c.cz : c.cy;
-#pragma unroll
-  for (int r = 0; r < RY; ++r) {
-    const T left = __shfl_up_sync(0xffffffffu, X[r][VX - 1], 1);
-    const T right = __shfl_down_sync(0xffffffffu, X[r][0], 1);
-#pragma unroll
-    for (int v = 0; v < VX; ++v) {
-      const T u0 = X[r][v];
-      T xm = v > 0 ? X[r][v - 1] : left;
-      T xp = v < VX - 1 ? X[r][v + 1] : right;
-      T ym = 0, yp = 0;
-      if constexpr (DIM == 3) {
-        ym = r > 0 ? X[r - 1][v] : hlo[v];
-        yp = r < RY - 1 ? X[r + 1][v] : hhi[v];
-      }
-      T zm = B[r][v];
-      if constexpr ((FACES & kFaceX) != 0) {
-        if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
-        if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
-      }
-      if constexpr (DIM == 3 && (FACES & kFaceY) != 0) {
-        if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
-        if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
-      }
-      if constexpr ((FACES & kFaceStream) != 0) {
-        if (p == 0) zm = cs * ghost_rule(gr, SLO, u0);
-      }
-      T acc = c.center * u0 + zm;
-      acc += c.cx * (xm + xp);
-      if constexpr (DIM == 3) acc += c.cy * (ym + yp);
-      if constexpr (SOURCE) acc += c.source * __ldg(reinterpret_cast<const T*>(fplb + offb[r]) + v);
-      if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
-        if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
-      }
-      P[r][v] = acc;
-      B[r][v] = cs * u0;
-    }
-  }
+  for_each_cell_inplane<T, DIM, RY, VX, FACES>(
+      X, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
+        T zm = B[r][v];
+        if constexpr ((FACES & kFaceStream) != 0) {
+          if (p == 0) zm = cs * ghost_rule(gr, SLO, u0);
+        }
+        T acc = c.center * u0 + zm;
+        acc += c.cx * (xm + xp);
+        if constexpr (DIM == 3) acc += c.cy * (ym + yp);
+        if constexpr (SOURCE)
+          acc += c.source * __ldg(reinterpret_cast<const T*>(fplb + offb[r]) + v);
+        if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
+          if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
+        }
+        P[r][v] = acc;
+        B[r][v] = cs * u0;
+      });
 }
 
 // Block: 32 x BY threads. 3D: one x-y tile per block, warps stacked in y. 2D: each warp is
-// its own x tile. blockIdx.z: chunk of `chunk` output planes. xshift: partial_vector_shift().
+// its own x tile. blockIdx.z: chunk of `chunk` output planes. xshift (VX = 2): 1 where the tiles
+// start one column early so that each lane's pair is one aligned vector (pair_vector_shift,
+// kernels/cuda/stencil_launch.cuh; lanes start at tile UX - K + 2 lane, even for even K).
 template <typename T, int DIM, int K, int BY, int RY, int VX>
 __global__ void __launch_bounds__(32 * BY)
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
@@ -506,16 +464,19 @@ __global__ void __launch_bounds__(32 * BY)
   const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
   const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iteration q: input plane q arrives
   const char* const ub = reinterpret_cast<const char*>(u);
-  using V = typename LaneVec<T, VX>::type;
-  const bool vec = !std::is_void_v<V> && xshift == 1;
+  const bool vec = VX == 2 && xshift == 1;         // each lane's pair is one aligned vector
   auto load_plane = [&](T(&dst)[RY][VX], int q) {  // planes past the grid are never used
     if (q >= ns) return;
     const char* pl = ub + plane_bytes * q;
-    if constexpr (!std::is_void_v<V>) {
+    if constexpr (VX == 2) {
       if (vec) {
+        using V = typename Vec2<T>::type;
 #pragma unroll
-        for (int r = 0; r < RY; ++r)
-          unpack<T, VX>(dst[r], __ldg(reinterpret_cast<const V*>(pl + offb[r])));
+        for (int r = 0; r < RY; ++r) {
+          const V w = __ldg(reinterpret_cast<const V*>(pl + offb[r]));
+          dst[r][0] = w.x;
+          dst[r][1] = w.y;
+        }
         return;
       }
     }

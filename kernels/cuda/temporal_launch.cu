@@ -46,7 +46,7 @@ void launch_one(const TArgs<T>& a) {
                                TemporalGeom<T, DIM, K, BY, RY, VX>>;
   const StreamGeom s = stream_geom(a.g);
   // Partial sums: tiles start one column early where that aligns each lane's loads.
-  const int xshift = partial ? partial_vector_shift<T, K, VX>(a.g, a.u) : 0;
+  const int xshift = partial && VX == 2 ? pair_vector_shift<T>(a.g, a.u, a.out) : 0;
   const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
@@ -100,9 +100,10 @@ constexpr void (*pick())(const TArgs<T>&) {
 const std::vector<TEntry>& ttable() {
   static const std::vector<TEntry> t = {
       // 3D float k = 2: partial sums, 32x4 ry4 vx2 (96 registers, 5 blocks of 128 threads per
-      // SM): 1.33x roof against 1.22x for the rings default below (session 7, H200); its
-      // 32x8 was 1.27x. 3D double k = 2: the rings 32x4 stays the default (1.47x against
-      // 1.41x for the partial-sums shape, listed for bench and tests).
+      // SM): 1.38x roof against 1.23-1.24x for the rings 32x8 below in the same processes
+      // (session 7, H200; 32x4 beat taller partial-sums blocks, 1.24-1.35x). 3D double k = 2:
+      // the rings 32x4 stays the default; the partial-sums shape measured 1.41-1.47x against
+      // its 1.43-1.47x, within the run-to-run spread of that row (listed for bench and tests).
       HS_P(3, 2, 4, 4, 2, 4),
       HS_T(3, 2, 4, 4, 2, 8),
       HS_P(3, 2, 4, 4, 2, 8),
