@@ -62,19 +62,21 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
     fmt::print("single-step roofline (copy / {} B per point): {:.1f} GPt/s\n",
                2 * (precision == "double" ? 8 : 4),
                r0.copy_gbs / (2.0 * (precision == "double" ? 8 : 4)));
-    fmt::print("{:<18} {:<26} {:>9} {:>9} {:>9} {:>7} {:>8} {:>7}\n", "variant", "shape", "ms/step",
+    fmt::print("{:<18} {:<32} {:>9} {:>9} {:>9} {:>7} {:>8} {:>7}\n", "variant", "shape", "ms/step",
                "GPt/s", "GB/s", "%copy", "speedup", "xroof");
     for (const StencilBenchRow& r : rows) {
       // No speedup without a naive row (--variants without naive).
       const std::string speedup =
           r.speedup_vs_naive > 0 ? fmt::format("{:.2f}x", r.speedup_vs_naive) : "-";
-      fmt::print("{:<18} {:<24} {} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>8} {:>6.2f}x\n",
+      fmt::print("{:<18} {:<30} {} {:>9.4f} {:>9.2f} {:>9.0f} {:>6.1f}% {:>8} {:>6.2f}x\n",
                  r.variant, r.shape, r.is_default ? '*' : ' ', r.ms_per_step, r.gpoints_per_s,
                  r.effective_gbs, r.pct_of_copy, speedup, r.x_roofline);
     }
     fmt::print(
         "(* = the variant's default shape; temporal rows: k steps per pass, per-step figures "
-        "count all k steps)\n");
+        "count all k steps; temporal-memory: the same pass's loads, edge rows, barriers and "
+        "stores without the arithmetic, at the same blocks per SM: what its memory traffic "
+        "alone costs)\n");
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "heatsolve bench: {}\n", e.what());

@@ -213,6 +213,72 @@ TEST(CudaTemporal, EveryShapeMatchesSingleStepsDouble) {
   check_shapes<double>();
 }
 
+// The bench's memory-only twin of a partial-sums shape (row "temporal-memory") must move every
+// cell the real pass moves: it stores input plane p + k as plane p, so a twin that skipped a
+// load or a store (or stored outside the interior) fails here. Rings shapes have no twin.
+template <typename T>
+void check_memory_twin() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  int twins = 0;
+  for (int dims : {2, 3})
+    for (const GridDesc& g : grids(dims))
+      for (cuda::TemporalShape shape : cuda::temporal_shapes<T>(dims))
+        for (int chunk : {0, 5}) {
+          shape.chunk = chunk;
+          shape.memory_only = true;
+          auto dev = make_backend<T>(BackendKind::Cuda, {});
+          const std::size_t np = g.padded_size();
+          const std::vector<T> u0 = random_field<T>(np, 21);
+          const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+          auto a = dev->allocate(np), b = dev->allocate(np);
+          a->copy_from_host(u0.data());
+          b->copy_from_host(poison.data());
+          const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+          const BoundaryFaces bc = cases()[0].faces;
+          if (shape.design != cuda::TemporalDesign::PartialSums) {
+            EXPECT_THROW(
+                cuda::launch_temporal<T>(shape, a->data(), b->data(), nullptr, g, c, bc, nullptr),
+                BackendError);
+            continue;
+          }
+          ++twins;
+          SCOPED_TRACE(shape.str() + " " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                       std::to_string(g.nz));
+          cuda::launch_temporal<T>(shape, a->data(), b->data(), nullptr, g, c, bc, nullptr);
+          dev->synchronize();
+          std::vector<T> got(np);
+          b->copy_to_host(got.data());
+          const int ns = dims == 3 ? g.nz : g.ny;
+          long long wrong = 0, ghosts_written = 0;
+          for (std::int64_t i = 0; i < std::int64_t(np); ++i) {
+            if (!std::isnan(double(got[i]))) ++ghosts_written;  // counted back below
+          }
+          for (int p = 0; p < ns; ++p)
+            for (int j = 0; j < (dims == 3 ? g.ny : 1); ++j)
+              for (int i = 0; i < g.nx; ++i) {
+                const std::int64_t at = dims == 3 ? g.index(i, j, p) : g.index(i, p, 0);
+                --ghosts_written;  // an interior cell: every one of them is stored
+                if (p + shape.k >= ns) {
+                  if (std::isnan(double(got[at]))) ++wrong;  // stored (value: not a plane)
+                  continue;
+                }
+                const std::int64_t src =
+                    dims == 3 ? g.index(i, j, p + shape.k) : g.index(i, p + shape.k, 0);
+                if (std::memcmp(&got[at], &u0[src], sizeof(T)) != 0) ++wrong;
+              }
+          EXPECT_EQ(wrong, 0);
+          EXPECT_EQ(ghosts_written, 0) << "cells outside the interior were written";
+        }
+  EXPECT_GT(twins, 0) << "no partial-sums shape compiled";
+}
+
+TEST(CudaTemporal, MemoryTwinMovesEveryCellFloat) {
+  check_memory_twin<float>();
+}
+TEST(CudaTemporal, MemoryTwinMovesEveryCellDouble) {
+  check_memory_twin<double>();
+}
+
 // Through the backend: kernel "temporal", n steps that are not multiples of k (remainders run
 // single), every boundary type (periodic ones fall back to single steps).
 template <typename T>

@@ -225,6 +225,12 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       if (!o.all_shapes && !is_default) continue;
       shapes.push_back(shape);
       defaults.push_back(is_default);
+      if (shape.design == cuda::TemporalDesign::PartialSums) {  // what its memory traffic costs
+        cuda::TemporalShape twin = shape;
+        twin.memory_only = true;
+        shapes.push_back(twin);
+        defaults.push_back(false);
+      }
       for (int chunk : o.chunks) {
         cuda::TemporalShape s = shape;
         s.chunk = chunk;
@@ -244,7 +250,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
         }
       }) / (double(steps) * shape.k);
       StencilBenchRow r;
-      r.variant = "temporal";
+      r.variant = shape.memory_only ? "temporal-memory" : "temporal";
       r.shape = shape.str();
       r.is_default = is_default;
       r.steps_per_pass = shape.k;

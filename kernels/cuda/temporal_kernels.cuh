@@ -398,7 +398,10 @@ __device__ __forceinline__ void partial_substep(
 // its own x tile. blockIdx.z: chunk of `chunk` output planes. xshift (VX = 2): 1 where the tiles
 // start one column early so that each lane's pair is one aligned vector (pair_vector_shift,
 // kernels/cuda/stencil_launch.cuh; lanes start at tile UX - K + 2 lane, even for even K).
-template <typename T, int DIM, int K, int BY, int RY, int VX>
+// MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
+// load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
+// as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool MEMORY_ONLY = false>
 __global__ void __launch_bounds__(32 * BY)
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
                             StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
@@ -514,7 +517,7 @@ __global__ void __launch_bounds__(32 * BY)
     const int par = q & 1;
     T P[K][RY][VX];
 #pragma unroll
-    for (int s = 1; s <= K; ++s) {  // phase 1
+    for (int s = 1; s <= K && !MEMORY_ONLY; ++s) {  // phase 1
       const int p = q - s;
       T X[RY][VX], hlo[VX], hhi[VX];
 #pragma unroll
@@ -546,6 +549,7 @@ __global__ void __launch_bounds__(32 * BY)
         store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 0), Y[0]);
         store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 1), Y[RY - 1]);
       }
+      if constexpr (MEMORY_ONLY) continue;
       const bool last = q - s == ns - 1;  // its z-plus ghost is in P already
 #pragma unroll
       for (int r = 0; r < RY; ++r)

@@ -15,6 +15,7 @@ std::string TemporalShape::str() const {
   std::ostringstream s;
   s << 'k' << k << "/32x" << by << "/ry" << ry << "/vx" << vx;
   if (design == TemporalDesign::PartialSums) s << "/partial";
+  if (memory_only) s << "/memory";
   if (chunk) s << "/c" << chunk;
   return s.str();
 }
@@ -36,6 +37,7 @@ struct TArgs {
   StencilCoeffs<T> c;
   GhostRules<T> rules;
   int chunk;
+  bool memory_only;
   cudaStream_t stream;
 };
 
@@ -62,10 +64,25 @@ void launch_one(const TArgs<T>& a) {
   if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, s.ns, per_sm * current_sm_count());
   chunk = std::min(chunk, s.ns);
   const dim3 grid(tx, ty, cdiv(s.ns, chunk));
-  if constexpr (partial)
-    kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift);
-  else
+  if constexpr (partial) {
+    if (a.memory_only) {
+      // The twin needs fewer registers; padded shared memory keeps it at the pass's blocks per
+      // SM (and the same chunk), so that only the arithmetic differs.
+      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, true>;
+      int dev = 0, smem_sm = 0;
+      CUDA_CHECK(cudaGetDevice(&dev));
+      CUDA_CHECK(
+          cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+      const std::size_t padded = std::max(smem, std::size_t(smem_sm / per_sm - 1024 - 16));
+      resident_blocks_per_sm(reinterpret_cast<const void*>(twin), 32 * BY, padded);
+      twin<<<grid, dim3(32, BY), padded, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
+                                                     xshift);
+    } else {
+      kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift);
+    }
+  } else {
     kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
+  }
   CUDA_CHECK_LAUNCH();
 }
 
@@ -162,11 +179,14 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   if (!temporal_supported(g, bc))
     throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
+  if (shape.memory_only && shape.design != TemporalDesign::PartialSums)
+    throw BackendError("temporal blocking: the memory-only twin exists for partial-sums shapes");
   for (const TEntry& e : ttable()) {
     if (!usable<T>(e, g.dims) || e.shape.k != shape.k || e.shape.by != shape.by ||
         e.shape.ry != shape.ry || e.shape.vx != shape.vx || e.shape.design != shape.design)
       continue;
-    const TArgs<T> a{u, out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, stream};
+    const TArgs<T> a{u,     out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, shape.memory_only,
+                     stream};
     if constexpr (sizeof(T) == sizeof(float))
       e.fn_float(a);
     else

@@ -25,7 +25,11 @@ enum class TemporalDesign { Rings, PartialSums };
 struct TemporalShape {
   int k = 0, by = 0, ry = 1, vx = 1, chunk = 0;
   TemporalDesign design = TemporalDesign::Rings;
-  std::string str() const;  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial"
+  // Benchmark only (partial sums): the pass's loads, edge rows, barriers and stores without
+  // the arithmetic, so that `heatsolve bench` shows what the memory traffic alone costs. Its
+  // output is not a heat step.
+  bool memory_only = false;
+  std::string str() const;  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial[/memory]"
 };
 
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
