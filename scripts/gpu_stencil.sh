@@ -4,7 +4,8 @@
 # Writes at most 8 files under $OUT (default ./gpu-out). Run from the repository root.
 #   PHASES="tests bench e2e loop sanitize ncu" (default: all), BENCH="512 3 float all;..." specs,
 #   TESTS_FILTER (gtest filter of the tests phase), NCU_KERNELS="copy_kernel stencil_tma_kernel"
-#   and NCU_SPEC="512 3 float" for the ncu phase. HEATSOLVE_BENCH_VARIANTS / _CHUNKS / _SUSTAIN
+#   and NCU_SPEC="512 3 float" for the ncu phase; E2E_RUNS="temporal:auto temporal:3" the
+#   end-to-end runs (kernel:time_block). HEATSOLVE_BENCH_VARIANTS / _CHUNKS / _SUSTAIN
 #   become heatsolve bench --variants / --chunks / --sustain (comma-separated lists).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -63,24 +64,25 @@ fi
 
 if has e2e; then
   stamp e2e
-  for kern in auto 2.5d-register 2.5d-tma temporal; do
-    for tb in auto; do
-      d=/tmp/e2e-$kern
+  for run in ${E2E_RUNS:-auto:auto 2.5d-register:auto 2.5d-tma:auto temporal:auto}; do
+    kern=${run%%:*} tb=${run#*:}
+    {
+      d=/tmp/e2e-$kern-$tb
       timeout 120 "$HS" run inputs/bench512.yaml --overwrite -q --set execution.kernel=$kern \
         --set execution.time_block=$tb --set output.directory=$d >/tmp/e2e.txt 2>&1
       rc=$?
-      python3 - "$d/summary.json" "$kern" "$rc" <<'PY' | tee -a "$OUT/e2e.log"
+      python3 - "$d/summary.json" "$kern time_block=$tb" "$rc" <<'PY' | tee -a "$OUT/e2e.log"
 import json, sys
 try:
     j = json.load(open(sys.argv[1]))
     pps = j.get("points_per_second") or j.get("performance", {}).get("points_per_second")
-    print(f"e2e kernel={sys.argv[2]:<14} rc={sys.argv[3]} chosen={j.get('kernel')} "
+    print(f"e2e kernel={sys.argv[2]:<22} rc={sys.argv[3]} chosen={j.get('kernel')} "
           f"steps={j.get('steps')} wall={j.get('wall_seconds')} GPt/s={pps/1e9 if pps else None}")
 except Exception as e:
     print(f"e2e kernel={sys.argv[2]} rc={sys.argv[3]} no summary: {e}")
 PY
       [ $rc -ne 0 ] && tail -5 /tmp/e2e.txt
-    done
+    }
   done
 fi
 

@@ -5,6 +5,7 @@
 // single-step fallback. Skipped without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -321,7 +322,35 @@ TEST(CudaTemporal, UnsupportedFacesThrowInTheLauncher) {
   EXPECT_FALSE(cuda::temporal_supported(g, bc));
   bc[2].type = BoundaryType::Neumann;
   EXPECT_TRUE(cuda::temporal_supported(g, bc));
-  EXPECT_THROW(cuda::temporal_default_shape<float>(3, 3), BackendError);
+  EXPECT_THROW(cuda::temporal_default_shape<float>(3, 5), BackendError);
+}
+
+// The compiled k (what `time_block: auto` times and stencil_steps picks from) are exactly the
+// k of the compiled shapes, largest first, each with a default. Host tables: needs no device.
+template <typename T>
+void check_compiled_steps() {
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    const std::vector<int>& ks = cuda::temporal_steps<T>(dims);
+    ASSERT_FALSE(ks.empty());
+    for (std::size_t i = 1; i < ks.size(); ++i) EXPECT_GT(ks[i - 1], ks[i]);
+    for (int k : ks) {
+      EXPECT_GE(k, 2);
+      EXPECT_EQ(cuda::temporal_default_shape<T>(dims, k).k, k);
+    }
+    for (const cuda::TemporalShape& s : cuda::temporal_shapes<T>(dims))
+      EXPECT_NE(std::find(ks.begin(), ks.end(), s.k), ks.end()) << s.str();
+  }
+}
+
+TEST(CudaTemporal, CompiledStepsFloat) {
+  check_compiled_steps<float>();
+  // 3D float also fuses three steps per pass (the partial-sums k = 3 shapes).
+  const std::vector<int>& ks = cuda::temporal_steps<float>(3);
+  EXPECT_NE(std::find(ks.begin(), ks.end(), 3), ks.end());
+}
+TEST(CudaTemporal, CompiledStepsDouble) {
+  check_compiled_steps<double>();
 }
 
 #endif  // HEATSOLVE_HAVE_CUDA

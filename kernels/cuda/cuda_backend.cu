@@ -149,7 +149,7 @@ class CudaBackend final : public Backend<T> {
       return Backend<T>::stencil_steps(u, tmp, f, g, c, bc, steps);
     while (steps > 0) {
       int k = 1;
-      for (int kk : kTemporalSteps)
+      for (int kk : temporal_steps<T>(g.dims))
         if (kk <= steps) {
           k = kk;
           break;
@@ -347,8 +347,9 @@ class CudaBackend final : public Backend<T> {
     return candidates[best];
   }
 
-  // `time_block: auto`: times single steps of the chosen variant and passes of k = 2, 4, 8
-  // on random data (Dirichlet faces) and returns the k (1 = single steps) of least time per step.
+  // `time_block: auto`: times single steps of the chosen variant and passes of every compiled
+  // k on random data (Dirichlet faces) and returns the k (1 = single steps) of least time per
+  // step.
   int choose_time_block(const GridDesc& g) {
     const std::size_t n = g.padded_size();
     CudaBuffer<T> a(n), b(n);
@@ -365,7 +366,9 @@ class CudaBackend final : public Backend<T> {
     int best_k = 1;
     float best = std::numeric_limits<float>::max();
     try {
-      for (int k : {1, 2, 4, 8}) {
+      std::vector<int> ks{1};
+      for (int k : temporal_steps<T>(g.dims)) ks.push_back(k);
+      for (int k : ks) {
         auto pass = [&](int s) {
           T* in = s % 2 ? b.get() : a.get();
           T* out = s % 2 ? a.get() : b.get();

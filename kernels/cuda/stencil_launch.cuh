@@ -60,11 +60,12 @@ int current_sm_count();
 // above 48 KB). Throws BackendError when not even one block fits.
 int resident_blocks_per_sm(const void* kernel, int threads, std::size_t smem);
 
-// Kernels whose threads own column pairs starting at even columns (VX = 2: 2.5d-register,
-// temporal partial sums): 1 when starting the columns one cell early makes every pair one
-// aligned 8 / 16-byte vector, else 0. That needs nx even (even row stride, odd interior
-// offset, so interior cell x sits at an even element index when x is odd) and buffers that
-// start on a vector boundary (cudaMalloc's do).
+// Kernels whose threads own column pairs (VX = 2: 2.5d-register, temporal partial sums): 1
+// when every pair that starts at an odd interior column is one aligned 8 / 16-byte vector
+// (so pairs at even columns become aligned by starting the tiles one cell early), else 0.
+// That needs nx even (even row stride, odd interior offset, so interior cell x sits at an
+// even element index when x is odd) and buffers that start on a vector boundary (cudaMalloc's
+// do).
 template <typename T>
 int pair_vector_shift(const GridDesc& g, const T* u, const T* out) {
   const auto aligned = [](const T* p) {

@@ -334,7 +334,6 @@ struct PartialGeom {
   static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
   static_assert(UX > 0 && UY > 0, "tile too small for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
-  static_assert(VX != 2 || K % 2 == 0, "column pairs must start at even columns (xshift)");
   static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO); }
 };
 
@@ -395,9 +394,10 @@ __device__ __forceinline__ void partial_substep(
 }
 
 // Block: 32 x BY threads. 3D: one x-y tile per block, warps stacked in y. 2D: each warp is
-// its own x tile. blockIdx.z: chunk of `chunk` output planes. xshift (VX = 2): 1 where the tiles
-// start one column early so that each lane's pair is one aligned vector (pair_vector_shift,
-// kernels/cuda/stencil_launch.cuh; lanes start at tile UX - K + 2 lane, even for even K).
+// its own x tile. blockIdx.z: chunk of `chunk` output planes. vec (VX = 2): each lane's pair
+// is one aligned vector; xshift: 1 where the tiles start one column early for that (lanes
+// start at tile column -K + 2 lane: even K needs the shift, odd K not; the launcher decides,
+// from pair_vector_shift in kernels/cuda/stencil_launch.cuh).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
 // as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
@@ -405,7 +405,7 @@ template <typename T, int DIM, int K, int BY, int RY, int VX, bool MEMORY_ONLY =
 __global__ void __launch_bounds__(32 * BY)
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
                             StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
-                            int xshift) {
+                            int xshift, bool vec) {
   using G = PartialGeom<T, DIM, K, BY, RY, VX>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
   extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
@@ -467,7 +467,6 @@ __global__ void __launch_bounds__(32 * BY)
   const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
   const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iteration q: input plane q arrives
   const char* const ub = reinterpret_cast<const char*>(u);
-  const bool vec = VX == 2 && xshift == 1;         // each lane's pair is one aligned vector
   auto load_plane = [&](T(&dst)[RY][VX], int q) {  // planes past the grid are never used
     if (q >= ns) return;
     const char* pl = ub + plane_bytes * q;

@@ -47,8 +47,11 @@ void launch_one(const TArgs<T>& a) {
   using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX>,
                                TemporalGeom<T, DIM, K, BY, RY, VX>>;
   const StreamGeom s = stream_geom(a.g);
-  // Partial sums: tiles start one column early where that aligns each lane's loads.
-  const int xshift = partial && VX == 2 ? pair_vector_shift<T>(a.g, a.u, a.out) : 0;
+  // Partial sums, VX = 2: each lane's column pair is one aligned vector where the grid allows
+  // it (pair_vector_shift). Lanes start at tile column -K + 2 lane and tiles are an even number
+  // of columns wide, so for even K the tiles start one column early, for odd K they need not.
+  const bool vec = partial && VX == 2 && pair_vector_shift<T>(a.g, a.u, a.out) == 1;
+  const int xshift = vec && K % 2 == 0 ? 1 : 0;
   const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
@@ -76,9 +79,10 @@ void launch_one(const TArgs<T>& a) {
       const std::size_t padded = std::max(smem, std::size_t(smem_sm / per_sm - 1024 - 16));
       resident_blocks_per_sm(reinterpret_cast<const void*>(twin), 32 * BY, padded);
       twin<<<grid, dim3(32, BY), padded, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
-                                                     xshift);
+                                                     xshift, vec);
     } else {
-      kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift);
+      kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift,
+                                                   vec);
     }
   } else {
     kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
@@ -123,6 +127,14 @@ const std::vector<TEntry>& ttable() {
       // its 1.43-1.47x, within the run-to-run spread of that row (listed for bench and tests).
       HS_P(3, 2, 4, 4, 2, 4),
       HS_T(3, 2, 4, 4, 2, 8),
+      // 3D float k = 3: partial sums, 32x8 ry4 vx2 (128 registers, 2 blocks of 256 threads
+      // per SM): 1.52-1.53x roof against 1.38x for k = 2 (session 9, H200). A k = 2 pass
+      // runs at its memory traffic's rate (the memory-only twin, session 8); a third step
+      // per pass moves a third less per step for more halo arithmetic, which the taller tile
+      // pays for (58 x 26 useful cells of 64 x 32). 32x4 (58 x 10 of 64 x 16) 1.25x, 32x5
+      // 1.33x, 32x6 1.24x; k = 4 partial 32x6 1.08x (docs/performance.md).
+      HS_P(3, 3, 8, 4, 2, 4),
+      HS_P(3, 3, 4, 4, 2, 4),
       HS_P(3, 2, 4, 4, 2, 8),
       // Rings, 3D. k = 2: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
       // stores, halo rows, barrier) that dominates the instruction count (ncu,
@@ -166,6 +178,20 @@ std::vector<TemporalShape> temporal_shapes(int dims) {
 }
 
 template <typename T>
+const std::vector<int>& temporal_steps(int dims) {
+  static const auto compiled = [](int d) {
+    std::vector<int> ks;
+    for (const TEntry& e : ttable())
+      if (usable<T>(e, d) && std::find(ks.begin(), ks.end(), e.shape.k) == ks.end())
+        ks.push_back(e.shape.k);
+    std::sort(ks.rbegin(), ks.rend());
+    return ks;
+  };
+  static const std::vector<int> ks2 = compiled(2), ks3 = compiled(3);
+  return dims == 3 ? ks3 : ks2;
+}
+
+template <typename T>
 TemporalShape temporal_default_shape(int dims, int k) {
   for (const TEntry& e : ttable())
     if (usable<T>(e, dims) && e.shape.k == k) return e.shape;
@@ -198,6 +224,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
 
 #define HS_INSTANTIATE(T)                                                                         \
   template std::vector<TemporalShape> temporal_shapes<T>(int);                                    \
+  template const std::vector<int>& temporal_steps<T>(int);                                        \
   template TemporalShape temporal_default_shape<T>(int, int);                                     \
   template void launch_temporal<T>(const TemporalShape&, const T*, T*, const T*, const GridDesc&, \
                                    const StencilCoeffs<T>&, const BoundaryFaces&, cudaStream_t);

@@ -1,5 +1,5 @@
 // Host launchers of the temporal-blocking kernels (kernels/cuda/temporal_kernels.cuh): a pass
-// of K fused heat steps, K in kTemporalSteps, for a compiled tile shape.
+// of K fused heat steps, K in temporal_steps<T>(dims), for a compiled tile shape.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,9 +11,6 @@
 #include "kernels/stencil.hpp"
 
 namespace heatsolve::cuda {
-
-// Sub-steps per pass that are compiled (largest first).
-inline constexpr int kTemporalSteps[] = {8, 4, 2};
 
 // The two kernel designs (kernels/cuda/temporal_kernels.cuh): stage rings rotated every
 // plane, or partial sums with nothing rotated (docs/kernels.md, "temporal").
@@ -35,6 +32,9 @@ struct TemporalShape {
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
 template <typename T>
 std::vector<TemporalShape> temporal_shapes(int dims);
+// The k (sub-steps per pass) compiled for `dims` and T, largest first.
+template <typename T>
+const std::vector<int>& temporal_steps(int dims);
 // The default shape for k sub-steps (throws BackendError when k is not compiled).
 template <typename T>
 TemporalShape temporal_default_shape(int dims, int k);
