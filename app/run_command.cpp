@@ -392,6 +392,7 @@ int run_command(const RunOptions& opts) {
 
   ctx.backend_options.kernel = cfg.kernel;
   ctx.backend_options.block = cfg.block;
+  ctx.backend_options.time_block = cfg.time_block;
 #ifdef HEATSOLVE_HAVE_CUDA
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
   if (cfg.backend != BackendKind::Cpu && nranks > 1)

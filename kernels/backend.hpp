@@ -48,7 +48,8 @@ class Array {
 struct BackendOptions {
   std::string kernel = "auto";        // stencil variant name (CUDA); "auto" times candidates
   std::array<int, 3> block{0, 0, 0};  // optional thread-block shape; 0 = variant default
-  int device = -1;                    // CUDA device; -1 = current
+  int time_block = 0;  // steps per fused pass (kernel "temporal"); 0 = auto: timed in prepare()
+  int device = -1;     // CUDA device; -1 = current
   // "auto" tuning under domain decomposition: called with the candidates' times (ms, the
   // same candidates in the same order on every rank) to replace them by values all ranks
   // agree on (a max over ranks), so that every rank picks the same variant; ranks that

@@ -16,6 +16,7 @@ RunResult run_serial(const Config& cfg, std::vector<T>* final_field,
   ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
   ctx.backend_options.kernel = cfg.kernel;
   ctx.backend_options.block = cfg.block;
+  ctx.backend_options.time_block = cfg.time_block;
   Simulation<T> sim(cfg, ctx, std::move(writers));
   RunResult r = sim.run();
   if (final_field) *final_field = sim.interior();

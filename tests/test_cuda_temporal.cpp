@@ -236,7 +236,7 @@ void check_memory_twin() {
           b->copy_from_host(poison.data());
           const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
           const BoundaryFaces bc = cases()[0].faces;
-          if (shape.design != cuda::TemporalDesign::PartialSums) {
+          if (shape.design == cuda::TemporalDesign::Rings) {
             EXPECT_THROW(
                 cuda::launch_temporal<T>(shape, a->data(), b->data(), nullptr, g, c, bc, nullptr),
                 BackendError);
@@ -310,6 +310,28 @@ TEST(CudaTemporal, BackendStepsFloat) {
 }
 TEST(CudaTemporal, BackendStepsDouble) {
   check_backend<double>();
+}
+
+// A deck's time_block is the k the backend reports and runs; `auto` (0) times the compiled k.
+TEST(CudaTemporal, DeckTimeBlockIsNotRetimed) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  const GridDesc g = grids(3)[0];
+  for (int k : {2, 3}) {
+    BackendOptions o;
+    o.kernel = "temporal";
+    o.time_block = k;
+    auto dev = make_backend<float>(BackendKind::Cuda, o);
+    const std::string label = dev->prepare(g);
+    EXPECT_EQ(label.rfind("temporal k=" + std::to_string(k) + " + ", 0), 0u) << label;
+    EXPECT_EQ(dev->max_time_block(), k);
+  }
+  BackendOptions o;
+  o.kernel = "temporal";
+  auto dev = make_backend<float>(BackendKind::Cuda, o);
+  dev->prepare(g);
+  const std::vector<int>& ks = cuda::temporal_steps<float>(3);
+  const int chosen = dev->max_time_block();
+  EXPECT_TRUE(chosen == 1 || std::find(ks.begin(), ks.end(), chosen) != ks.end()) << chosen;
 }
 
 TEST(CudaTemporal, UnsupportedFacesThrowInTheLauncher) {

@@ -16,8 +16,10 @@
 //   - rings (temporal_kernel): each stage keeps planes p-1 and p of its column and rotates
 //     them (M <- C <- N) every plane; the input is prefetched one plane ahead;
 //   - partial sums (temporal_partial_kernel, below): each stage keeps its input plane and the
-//     z-minus term already multiplied, nothing rotates; input planes in three register sets
-//     used in turn; aligned vector loads where the padded rows allow them.
+//     z-minus term already multiplied, nothing rotates; aligned vector loads where the padded
+//     rows allow them. Input planes either in three register sets used in turn, or staged
+//     (each thread's cells copied two planes ahead into shared memory by cp.async, all K
+//     stages under one face path per iteration).
 //
 // Boundaries inside the pass: ghost cells are never stored. Where a neighbour of a domain cell
 // lies outside the domain, the consumer substitutes the ghost rule of that face applied to
@@ -35,6 +37,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 
 namespace heatsolve::cuda {
@@ -120,13 +123,13 @@ __device__ __forceinline__ void temporal_substep(
       });
 }
 
-// The block- and plane-uniform choice of a sub-step's compiled face path and source term,
-// shared by both designs: body(FACES, SOURCE) with FACES a kFace* mask and SOURCE a bool,
-// both as integral constants. The stream-face planes (2 of ns) test every face; planes p < 0
-// or >= ns are computed but never used.
+// The block- and plane-uniform choice of a compiled face path and source term, shared by
+// both designs: body(FACES, SOURCE) with FACES a kFace* mask and SOURCE a bool, both as
+// integral constants. `stream`: the code computes a stream-face plane (0 or ns-1; 2 of ns),
+// which tests every face; planes p < 0 or >= ns are computed but never used.
 template <int DIM, typename Body>
-__device__ __forceinline__ void with_substep_path(int p, int ns, bool xface, bool yface,
-                                                  bool source, Body&& body) {
+__device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool yface, bool source,
+                                                  Body&& body) {
   const auto with_source = [&](auto faces) {
     if (source)
       body(faces, std::true_type{});
@@ -134,7 +137,7 @@ __device__ __forceinline__ void with_substep_path(int p, int ns, bool xface, boo
       body(faces, std::false_type{});
   };
   using std::integral_constant;
-  if (p == 0 || p == ns - 1) {
+  if (stream) {
     with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
   } else if (!xface && !yface) {
     with_source(integral_constant<int, 0>{});
@@ -267,11 +270,12 @@ __global__ void __launch_bounds__(32 * BY)
       }
       T R[RY][VX];
       const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
-      with_substep_path<DIM>(p, ns, xface, yface, fpl != nullptr, [&](auto faces, auto source) {
-        temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
-            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
-            ns);
-      });
+      with_substep_path<DIM>(
+          p == 0 || p == ns - 1, xface, yface, fpl != nullptr, [&](auto faces, auto source) {
+            temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
+                R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
+                ns);
+          });
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
@@ -321,20 +325,26 @@ __global__ void __launch_bounds__(32 * BY)
 // Values are only ever overwritten in place, so the per-plane moves of the rings design (about
 // 15 % of its instructions, docs/performance.md) are gone, and with them the registers of
 // one plane per stage. Measured (session 7, H200): 29 % fewer instructions per pass.
-template <typename T, int DIM, int K, int BY, int RY, int VX>
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED>
 struct PartialGeom {
   static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
   static constexpr int UX = WX - 2 * K;              // useful columns
   static constexpr int EY = DIM == 3 ? BY * RY : 1;  // rows of the extended tile (3D)
   static constexpr int UY = DIM == 3 ? EY - 2 * K : 1;
-  static constexpr int SETS = 3;  // input planes in registers: q-1, q, q+1 (in flight)
+  // Input planes in registers: q-1, q and q+1 (in flight), or, staged, q-1 and q.
+  static constexpr int SETS = STAGED ? 2 : 3;
+  static constexpr int AHEAD = 2;  // staged: planes in flight ahead of the one read (q+1, q+2)
+  static constexpr int SLOTS = 4;  // staged: slots per thread (a power of two > AHEAD)
   // Published edge rows of every stage's input: [parity][stage][warp + 1 pad each side]
   // [first / last row][WX]; the pads let the edge warps read without a test (values nobody
   // uses: those rows are the spoiled halo).
   static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
+  // Staged input planes, each thread's own cells: [slot][warp][row][WX], after the halo rows.
+  static constexpr int STAGE = STAGED ? SLOTS * BY * RY * WX : 0;
   static_assert(UX > 0 && UY > 0, "tile too small for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
-  static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO); }
+  static_assert(HALO % 4 == 0, "the staging slots start 16-byte aligned");
+  static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO + STAGE); }
 };
 
 // A lane's cells in shared memory: with VX = 2 one aligned vector access (Vec2, as the
@@ -398,18 +408,27 @@ __device__ __forceinline__ void partial_substep(
 // is one aligned vector; xshift: 1 where the tiles start one column early for that (lanes
 // start at tile column -K + 2 lane: even K needs the shift, odd K not; the launcher decides,
 // from pair_vector_shift in kernels/cuda/stencil_launch.cuh).
+// STAGED: the input path and the face-path dispatch (TemporalDesign::StagedPartialSums).
+// Staged, each thread copies its own cells of plane q + AHEAD into shared memory (cp.async) at
+// the top of iteration q and reads plane q back: AHEAD planes in flight hold no registers,
+// and a thread reads only what it copied, so its own wait suffices (no barrier). The register
+// set that frees lets all K stages run under one face path per iteration (one branch, and one
+// block of code whose stages the compiler interleaves) instead of one per stage. Measured
+// (session 9, H200, 3D float k = 3 32x8): 1.62-1.63x roof against 1.51-1.52x; at k = 2 the
+// register input stays faster (docs/performance.md).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
 // as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool MEMORY_ONLY = false>
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool MEMORY_ONLY = false>
 __global__ void __launch_bounds__(32 * BY)
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
                             StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
                             int xshift, bool vec) {
-  using G = PartialGeom<T, DIM, K, BY, RY, VX>;
+  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
   extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
   T* const halo = reinterpret_cast<T*>(temporal_partial_smem);
+  T* const staged = halo + G::HALO + (threadIdx.y * RY * WX + threadIdx.x * VX);  // slot 0, row 0
 
   const int lane = threadIdx.x, ty = threadIdx.y;
   int xt, yt;  // tile origin (first useful column / row); the first tile may start at -1
@@ -487,12 +506,37 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
       for (int v = 0; v < VX; ++v) dst[r][v] = __ldg(reinterpret_cast<const T*>(pl + offb[r]) + v);
   };
+  auto stage_plane = [&](int q) {  // staged: planes past the grid are never used, not copied
+    if (q < ns) {
+      const char* pl = ub + plane_bytes * q;
+      T* const dst = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        const char* src = pl + offb[r];
+        if (VX == 2 && vec) {
+          cp_async<2 * sizeof(T)>(shared_address(dst + r * WX), src);
+        } else {
+#pragma unroll
+          for (int v = 0; v < VX; ++v)
+            cp_async<sizeof(T)>(shared_address(dst + r * WX + v),
+                                reinterpret_cast<const T*>(src) + v);
+        }
+      }
+    }
+    cp_async_commit();  // also when empty: one group per plane keeps the wait count exact
+  };
+  auto read_plane = [&](T(&dst)[RY][VX], int q) {
+    const T* const src = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) load_lane<T, VX>(dst[r], src + r * WX);
+  };
   char* const outb = reinterpret_cast<char*>(out) +
                      (g.origin + (DIM == 3 ? g.sy * ye : 0) + xe) * std::int64_t(sizeof(T));
 
-  // Input planes: set (q - q0) % SETS holds plane q, the set before it plane q-1; plane q+1
-  // is loaded at the top of iteration q into the set of plane q-2. The loop is unrolled by
-  // SETS, so every set's role is a compile-time choice and nothing moves.
+  // Input planes: set (q - q0) % SETS holds plane q, the set before it plane q-1; at the top
+  // of iteration q, plane q+1 is loaded into the set of plane q-2, or (staged) plane q is read
+  // into it. The loop is unrolled by SETS, so every set's role is a compile-time choice and
+  // nothing moves.
   T XS[SETS][RY][VX], Xr[K > 1 ? K - 1 : 1][RY][VX], B[K][RY][VX];
 #pragma unroll
   for (int r = 0; r < RY; ++r)
@@ -506,17 +550,28 @@ __global__ void __launch_bounds__(32 * BY)
         if (s < K - 1) Xr[s][r][v] = T(0);
       }
     }
-  load_plane(XS[0], q0);
+  if constexpr (STAGED) {
+#pragma unroll
+    for (int a = 0; a < G::AHEAD; ++a) stage_plane(q0 + a);
+  } else {
+    load_plane(XS[0], q0);
+  }
 
   const auto iteration = [&](int q, auto set) {
     constexpr int J = decltype(set)::value;
     T(&X1)[RY][VX] = XS[(J + SETS - 1) % SETS];  // plane q-1
     T(&IN)[RY][VX] = XS[J];                      // plane q
-    load_plane(XS[(J + 1) % SETS], q + 1);
+    if constexpr (STAGED) {
+      stage_plane(q + G::AHEAD);
+      cp_async_wait<G::AHEAD>();  // plane q's copies have landed
+      read_plane(IN, q);
+    } else {
+      load_plane(XS[(J + 1) % SETS], q + 1);
+    }
     const int par = q & 1;
-    T P[K][RY][VX];
-#pragma unroll
-    for (int s = 1; s <= K && !MEMORY_ONLY; ++s) {  // phase 1
+    T Y[RY][VX];
+    // Phase 1 of stage s into P[s-1]; phase 2 of every stage (see above).
+    const auto phase1 = [&](T(&P)[K][RY][VX], int s, auto faces, auto source) {
       const int p = q - s;
       T X[RY][VX], hlo[VX], hhi[VX];
 #pragma unroll
@@ -530,37 +585,61 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
         for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
       }
+      constexpr bool SOURCE = decltype(source)::value;
       const char* fplb =
-          f ? reinterpret_cast<const char*>(f) + plane_bytes * min(max(p, 0), ns - 1) : nullptr;
-      with_substep_path<DIM>(p, ns, xface, yface, fplb != nullptr, [&](auto faces, auto source) {
-        partial_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
-            P[s - 1], B[s - 1], X, hlo, hhi, c, gr, fplb, offb, xcol, yrow, nx, ny, p, ns);
-      });
-    }
-    T Y[RY][VX];  // phase 2: stage s's next input plane, then its result
-#pragma unroll
-    for (int r = 0; r < RY; ++r)
-#pragma unroll
-      for (int v = 0; v < VX; ++v) Y[r][v] = IN[r][v];
-#pragma unroll
-    for (int s = 1; s <= K; ++s) {
-      if constexpr (DIM == 3) {
-        store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 0), Y[0]);
-        store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 1), Y[RY - 1]);
-      }
-      if constexpr (MEMORY_ONLY) continue;
-      const bool last = q - s == ns - 1;  // its z-plus ghost is in P already
+          SOURCE ? reinterpret_cast<const char*>(f) + plane_bytes * min(max(p, 0), ns - 1)
+                 : nullptr;
+      partial_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
+          P[s - 1], B[s - 1], X, hlo, hhi, c, gr, fplb, offb, xcol, yrow, nx, ny, p, ns);
+    };
+    const auto phase2 = [&](const T(&P)[K][RY][VX], auto faces) {  // Y: stage s's next input,
+                                                                   // then its result
 #pragma unroll
       for (int r = 0; r < RY; ++r)
 #pragma unroll
-        for (int v = 0; v < VX; ++v)
-          Y[r][v] = last ? P[s - 1][r][v] : P[s - 1][r][v] + cs * Y[r][v];
-      if (s < K) {
+        for (int v = 0; v < VX; ++v) Y[r][v] = IN[r][v];
+#pragma unroll
+      for (int s = 1; s <= K; ++s) {
+        if constexpr (DIM == 3) {
+          store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 0), Y[0]);
+          store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 1), Y[RY - 1]);
+        }
+        if constexpr (MEMORY_ONLY) continue;
+        // Its z-plus ghost is in P already; only the stream-face path has a last plane.
+        const bool last = (decltype(faces)::value & kFaceStream) != 0 && q - s == ns - 1;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
 #pragma unroll
-          for (int v = 0; v < VX; ++v) Xr[s - 1][r][v] = Y[r][v];
+          for (int v = 0; v < VX; ++v)
+            Y[r][v] = last ? P[s - 1][r][v] : P[s - 1][r][v] + cs * Y[r][v];
+        if (s < K) {
+#pragma unroll
+          for (int r = 0; r < RY; ++r)
+#pragma unroll
+            for (int v = 0; v < VX; ++v) Xr[s - 1][r][v] = Y[r][v];
+        }
       }
+    };
+    if constexpr (MEMORY_ONLY) {
+      T P[K][RY][VX];
+      phase2(P, std::integral_constant<int, 0>{});
+    } else if constexpr (STAGED) {  // one path for the iteration's stages at planes q-K..q-1
+      const bool stream = (q - K <= 0 && q - 1 >= 0) || (q - K <= ns - 1 && q - 1 >= ns - 1);
+      with_substep_path<DIM>(stream, xface, yface, f != nullptr, [&](auto faces, auto source) {
+        T P[K][RY][VX];
+#pragma unroll
+        for (int s = 1; s <= K; ++s) phase1(P, s, faces, source);
+        phase2(P, faces);
+      });
+    } else {  // a path per stage
+      T P[K][RY][VX];
+#pragma unroll
+      for (int s = 1; s <= K; ++s) {
+        const int p = q - s;
+        with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, f != nullptr,
+                               [&](auto faces, auto source) { phase1(P, s, faces, source); });
+      }
+      phase2(P, std::integral_constant<int, kFaceStream>{});
     }
     const int p = q - K;
     if (p >= z0 && p < z1) {
@@ -578,8 +657,11 @@ __global__ void __launch_bounds__(32 * BY)
   for (int q = q0; q <= q1; q += SETS) {
     iteration(q, std::integral_constant<int, 0>{});
     if (q + 1 <= q1) iteration(q + 1, std::integral_constant<int, 1>{});
-    if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
+    if constexpr (SETS == 3) {
+      if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
+    }
   }
+  if constexpr (STAGED) cp_async_wait<0>();  // no copy outlives the block
 }
 
 }  // namespace heatsolve::cuda

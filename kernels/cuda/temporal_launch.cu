@@ -15,6 +15,7 @@ std::string TemporalShape::str() const {
   std::ostringstream s;
   s << 'k' << k << "/32x" << by << "/ry" << ry << "/vx" << vx;
   if (design == TemporalDesign::PartialSums) s << "/partial";
+  if (design == TemporalDesign::StagedPartialSums) s << "/staged";
   if (memory_only) s << "/memory";
   if (chunk) s << "/c" << chunk;
   return s.str();
@@ -43,8 +44,9 @@ struct TArgs {
 
 template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX>
 void launch_one(const TArgs<T>& a) {
-  constexpr bool partial = DESIGN == TemporalDesign::PartialSums;
-  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX>,
+  constexpr bool partial = DESIGN != TemporalDesign::Rings;
+  constexpr bool staged = DESIGN == TemporalDesign::StagedPartialSums;
+  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX, staged>,
                                TemporalGeom<T, DIM, K, BY, RY, VX>>;
   const StreamGeom s = stream_geom(a.g);
   // Partial sums, VX = 2: each lane's column pair is one aligned vector where the grid allows
@@ -57,7 +59,7 @@ void launch_one(const TArgs<T>& a) {
   constexpr std::size_t smem = G::shared_bytes();
   const auto kern = [] {
     if constexpr (partial)
-      return temporal_partial_kernel<T, DIM, K, BY, RY, VX>;
+      return temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged>;
     else
       return temporal_kernel<T, DIM, K, BY, RY, VX>;
   }();
@@ -71,7 +73,7 @@ void launch_one(const TArgs<T>& a) {
     if (a.memory_only) {
       // The twin needs fewer registers; padded shared memory keeps it at the pass's blocks per
       // SM (and the same chunk), so that only the arithmetic differs.
-      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, true>;
+      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, true>;
       int dev = 0, smem_sm = 0;
       CUDA_CHECK(cudaGetDevice(&dev));
       CUDA_CHECK(
@@ -115,6 +117,8 @@ constexpr void (*pick())(const TArgs<T>&) {
 #define HS_T(D, K, BY, RY, VX, ONLY) HS_T_DESIGN(TemporalDesign::Rings, D, K, BY, RY, VX, ONLY)
 #define HS_P(D, K, BY, RY, VX, ONLY) \
   HS_T_DESIGN(TemporalDesign::PartialSums, D, K, BY, RY, VX, ONLY)
+#define HS_S(D, K, BY, RY, VX, ONLY) \
+  HS_T_DESIGN(TemporalDesign::StagedPartialSums, D, K, BY, RY, VX, ONLY)
 
 // The first entry per (dims, k, precision) is the default. The stage rings cost 2 K RY VX
 // values per thread (ptxas -v: 64-138 registers in float, 124-172 in double).
@@ -127,14 +131,15 @@ const std::vector<TEntry>& ttable() {
       // its 1.43-1.47x, within the run-to-run spread of that row (listed for bench and tests).
       HS_P(3, 2, 4, 4, 2, 4),
       HS_T(3, 2, 4, 4, 2, 8),
-      // 3D float k = 3: partial sums, 32x8 ry4 vx2 (128 registers, 2 blocks of 256 threads
-      // per SM): 1.52-1.53x roof against 1.38x for k = 2 (session 9, H200). A k = 2 pass
-      // runs at its memory traffic's rate (the memory-only twin, session 8); a third step
-      // per pass moves a third less per step for more halo arithmetic, which the taller tile
-      // pays for (58 x 26 useful cells of 64 x 32). 32x4 (58 x 10 of 64 x 16) 1.25x, 32x5
-      // 1.33x, 32x6 1.24x; k = 4 partial 32x6 1.08x (docs/performance.md).
-      HS_P(3, 3, 8, 4, 2, 4),
-      HS_P(3, 3, 4, 4, 2, 4),
+      // 3D float k = 3: staged partial sums, 32x8 ry4 vx2 (128 registers, 2 blocks of 256
+      // threads per SM): 1.62-1.63x roof, against 1.51-1.53x for the same tile with register
+      // input and 1.38x for k = 2 (session 9, H200). A k = 2 pass runs at its memory
+      // traffic's rate (the memory-only twin, session 8); a third step per pass moves a third
+      // less per step for more halo arithmetic, which the taller tile pays for (58 x 26
+      // useful cells of 64 x 32). Register input: 32x4 1.25x, 32x5 1.33x, 32x6 1.24x; staged
+      // 32x4 1.42x, 32x6 1.53-1.56x; staged k = 2 32x4 / 32x6 / 32x8 1.31-1.34x / 1.33-1.34x /
+      // 1.14x (docs/performance.md).
+      HS_S(3, 3, 8, 4, 2, 4),
       HS_P(3, 2, 4, 4, 2, 8),
       // Rings, 3D. k = 2: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
       // stores, halo rows, barrier) that dominates the instruction count (ncu,
@@ -145,6 +150,9 @@ const std::vector<TEntry>& ttable() {
       HS_T(3, 2, 8, 4, 2, 0),
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
+      // 3D float k = 4: staged partial sums, 32x8 ry4 vx2 (192 registers, one block of 256
+      // threads per SM): 1.37x roof against 0.94x for the rings 32x16 (session 9, H200).
+      HS_S(3, 4, 8, 4, 2, 4),
       HS_T(3, 4, 16, 2, 2, 4),
       HS_T(3, 4, 16, 2, 1, 0),
       HS_T(3, 4, 8, 4, 1, 4),
@@ -158,6 +166,7 @@ const std::vector<TEntry>& ttable() {
   };
   return t;
 }
+#undef HS_S
 #undef HS_P
 #undef HS_T
 #undef HS_T_DESIGN
@@ -205,7 +214,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   if (!temporal_supported(g, bc))
     throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
-  if (shape.memory_only && shape.design != TemporalDesign::PartialSums)
+  if (shape.memory_only && shape.design == TemporalDesign::Rings)
     throw BackendError("temporal blocking: the memory-only twin exists for partial-sums shapes");
   for (const TEntry& e : ttable()) {
     if (!usable<T>(e, g.dims) || e.shape.k != shape.k || e.shape.by != shape.by ||

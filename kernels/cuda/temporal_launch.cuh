@@ -12,9 +12,10 @@
 
 namespace heatsolve::cuda {
 
-// The two kernel designs (kernels/cuda/temporal_kernels.cuh): stage rings rotated every
-// plane, or partial sums with nothing rotated (docs/kernels.md, "temporal").
-enum class TemporalDesign { Rings, PartialSums };
+// The kernel designs (kernels/cuda/temporal_kernels.cuh): stage rings rotated every plane, or
+// partial sums with nothing rotated, their input planes prefetched into registers or staged
+// in shared memory by cp.async (docs/kernels.md, "temporal").
+enum class TemporalDesign { Rings, PartialSums, StagedPartialSums };
 
 // A compiled shape: k sub-steps per pass; block 32 x by threads; ry rows and vx columns per
 // thread; the design; chunk = output planes per block along the stream axis (0 = chosen from
@@ -22,11 +23,12 @@ enum class TemporalDesign { Rings, PartialSums };
 struct TemporalShape {
   int k = 0, by = 0, ry = 1, vx = 1, chunk = 0;
   TemporalDesign design = TemporalDesign::Rings;
-  // Benchmark only (partial sums): the pass's loads, edge rows, barriers and stores without
-  // the arithmetic, so that `heatsolve bench` shows what the memory traffic alone costs. Its
-  // output is not a heat step.
+  // Benchmark only (both partial-sums designs): the pass's loads, edge rows, barriers and stores
+  // without the arithmetic, so that `heatsolve bench` shows what the memory traffic alone costs.
+  // Its output is not a heat step.
   bool memory_only = false;
-  std::string str() const;  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial[/memory]"
+  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial[/memory]", "k3/32x8/ry4/vx2/staged"
+  std::string str() const;
 };
 
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
