@@ -414,7 +414,7 @@ __device__ __forceinline__ void partial_substep(
 // and a thread reads only what it copied, so its own wait suffices (no barrier). The register
 // set that frees lets all K stages run under one face path per iteration (one branch, and one
 // block of code whose stages the compiler interleaves) instead of one per stage. Measured
-// (session 9, H200, 3D float k = 3 32x8): 1.62-1.63x roof against 1.51-1.52x; at k = 2 the
+// (session 9, H200, 3D float k = 3 32x8): 1.62-1.63x roof against 1.51-1.53x; at k = 2 the
 // register input stays faster (docs/performance.md).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
