@@ -390,9 +390,7 @@ int run_command(const RunOptions& opts) {
   if (!restart.series_source.empty())
     copy_series(restart.series_source, restart.step, cfg, ctx.domain.block, writer_ptrs);
 
-  ctx.backend_options.kernel = cfg.kernel;
-  ctx.backend_options.block = cfg.block;
-  ctx.backend_options.time_block = cfg.time_block;
+  ctx.backend_options = backend_options_for(cfg);
 #ifdef HEATSOLVE_HAVE_CUDA
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
   if (cfg.backend != BackendKind::Cpu && nranks > 1)

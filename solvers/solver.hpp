@@ -74,6 +74,10 @@ struct RunContext {
 #endif
 };
 
+// The deck's execution choices a backend takes (kernel, block, time_block); the device and
+// the MPI timing agreement are the caller's.
+BackendOptions backend_options_for(const Config& cfg);
+
 // Runs the whole problem. Writers receive the local block of each output step.
 RunResult run_simulation(const Config& cfg, RunContext& ctx, std::vector<FieldWriter*> writers);
 

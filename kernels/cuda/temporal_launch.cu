@@ -133,7 +133,8 @@ const std::vector<TEntry>& ttable() {
       HS_T(3, 2, 4, 4, 2, 8),
       // 3D float k = 3: staged partial sums, 32x8 ry4 vx2 (128 registers, 2 blocks of 256
       // threads per SM): 1.62-1.63x roof, against 1.51-1.53x for the same tile with register
-      // input and 1.38x for k = 2 (session 9, H200). A k = 2 pass runs at its memory
+      // input (no longer compiled) and 1.38x for k = 2 (session 9, H200). A k = 2 pass runs at its
+      // memory
       // traffic's rate (the memory-only twin, session 8); a third step per pass moves a third
       // less per step for more halo arithmetic, which the taller tile pays for (58 x 26
       // useful cells of 64 x 32). Register input: 32x4 1.25x, 32x5 1.33x, 32x6 1.24x; staged
@@ -151,7 +152,7 @@ const std::vector<TEntry>& ttable() {
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
       // 3D float k = 4: staged partial sums, 32x8 ry4 vx2 (192 registers, one block of 256
-      // threads per SM): 1.37x roof against 0.94x for the rings 32x16 (session 9, H200).
+      // threads per SM): 1.37x roof against 0.93x for the rings 32x16 (session 9, H200).
       HS_S(3, 4, 8, 4, 2, 4),
       HS_T(3, 4, 16, 2, 2, 4),
       HS_T(3, 4, 16, 2, 1, 0),
