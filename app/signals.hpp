@@ -21,8 +21,9 @@ const volatile std::sig_atomic_t* stop_flag();
 const char* signal_name(int signo);
 // Clears the flag (tests).
 void reset_stop_flag();
-// When this process started (static initialisation, before main and MPI_Init): the origin
-// of execution.walltime, which the batch system counts from the job's start.
+// When the kernel created this process (before the dynamic loader, main and MPI_Init; under
+// `exec heatsolve` the job script's own start): the origin of execution.walltime, which the
+// batch system counts from the job's start.
 std::chrono::steady_clock::time_point process_start_time();
 
 }  // namespace heatsolve

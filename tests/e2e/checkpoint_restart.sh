@@ -4,7 +4,8 @@
 #      HDF5 series (every step, times and data) is bitwise equal to an uninterrupted run's;
 #      at most 2 checkpoints are kept, checkpoint_latest names the newest;
 #   2. Jacobi (SIGUSR1) and 3. Anderson (SIGTERM), the same;
-#   4. execution.walltime=00:00:02 on a longer run -> exit 75 before the limit, then restart;
+#   4. execution.walltime=00:00:04 on a longer run, 1.5 s of it spent before `exec heatsolve`
+#      -> exit 75 before the limit (counted from outside), then restart;
 #   5. a checkpoint of another deck / precision is refused (exit 2, says what differs);
 #   6. blow-up (a 1e308 source): exit 1 with a message, no non-finite checkpoint;
 #   7. MPI (when built with it and mpiexec exists): 2 ranks, SIGUSR1 through mpiexec, restart
@@ -172,18 +173,22 @@ check "anderson: restarted series bitwise equal to the uninterrupted one" \
   same_series ref_anderson/anderson.h5 run_anderson/anderson.h5
 
 # ---- 4. walltime --------------------------------------------------------------------------
-# Far more steps than fit in 2 s on any machine, so the walltime stop must trigger; the
+# Far more steps than fit in 4 s on any machine, so the walltime stop must trigger; the
 # restart then finishes a shorter run (time.steps is not part of the deck hash) that is
-# compared with the same run done in one go.
+# compared with the same run done in one go. The job-script shell sleeps 1.5 s and then
+# execs heatsolve: the batch system counts that time (and the dynamic loader's, 0.4-1.3 s
+# here), so heatsolve must too (its origin is the kernel's process start, not main).
+# Counting from main instead ends past 5 s.
 start=$(date +%s.%N)
-"$bin" run heat.yaml -q --set output.directory=run_wall --set execution.walltime=00:00:02 \
-  --set time.steps=100000000 --set output.checkpoint_every=40 >run_wall.run1.log 2>&1
+sh -c 'sleep 1.5; exec "$0" "$@"' "$bin" run heat.yaml -q --set output.directory=run_wall \
+  --set execution.walltime=00:00:04 --set time.steps=100000000 --set output.checkpoint_every=40 \
+  >run_wall.run1.log 2>&1
 rc=$?
 elapsed=$("$py" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" \
   "$start" "$(date +%s.%N)")
-check "walltime 00:00:02: exits 75 (got $rc) after ${elapsed}s" test "$rc" = 75
-# Measured from outside, so process start-up (slow on a loaded 2-core CI box) counts too.
-check "walltime: stopped before the limit" "$py" -c "import sys; sys.exit(not $elapsed < 2.5)"
+check "walltime 00:00:04: exits 75 (got $rc) after ${elapsed}s" test "$rc" = 75
+# Measured from outside, like the batch system: the process exited before the limit.
+check "walltime: stopped before the limit" "$py" -c "import sys; sys.exit(not $elapsed < 4.0)"
 check "walltime: message names the walltime" grep -q "interrupted by walltime" run_wall.run1.log
 wall_step=$(sed -n 's/^checkpoint_0*\([0-9][0-9]*\)\.h5$/\1/p' run_wall/checkpoint_latest)
 wall_steps=$((${wall_step:-0} + 25))
