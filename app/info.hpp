@@ -1,33 +1,8 @@
-// `heatsolve info` and `heatsolve bench` front ends.
+// `heatsolve info`: build features and GPU.
 #pragma once
-
-#include <cstddef>
-#include <string>
-
-#include "kernels/cuda/stencil_bench.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace heatsolve {
 
-struct BenchOptions {
-  int size = 0;  // 0: a default per dimension (512^3, 8192^2)
-  int dims = 3;
-  std::string precision = "float";
-  bool json = false;
-  bool reductions = false;
-  bool gemm = false;
-  // Stencil bench only (all_shapes, variants, chunks, sustain_s are bound to the CLI; size,
-  // dims and precision come from the fields above).
-  StencilBenchOptions stencil;
-  std::size_t reduction_elements = std::size_t(1) << 28;
-  int gemm_max_size = 8192;
-};
-
-void add_bench_options(CLI::App* cmd, BenchOptions& opts);
-int bench_command(const BenchOptions& opts);
 int info_command();
 
 }  // namespace heatsolve

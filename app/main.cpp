@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "app/exit_codes.hpp"
+#include "app/bench/bench_command.hpp"
 #include "app/info.hpp"
 #include "app/mpi_session.hpp"
 #include "app/run_command.hpp"

@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.hpp"
-#include "kernels/stencil.hpp"
+#include "core/boundary.hpp"
+#include "core/execution.hpp"
+#include "core/grid.hpp"
 
 namespace heatsolve {
 
@@ -18,12 +19,6 @@ enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
 enum class Precision { Float, Double };
 enum class SolverMethod { Jacobi, Anderson };
 enum class HaloMode { Auto, Staged, CudaAware, Ipc };
-
-// Every valid `execution.kernel` name; the deck validator accepts exactly these. Backends that
-// add a stencil variant add its name here.
-inline const std::vector<std::string> kKernelNames{
-    "auto",          "naive",      "shared",   "nondivergent", "2.5d", "2.5d-single-slice",
-    "2.5d-register", "2.5d-async", "2.5d-tma", "temporal"};
 
 // A spatial field description, used for `initial` and `source`.
 struct Shape {

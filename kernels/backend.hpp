@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "grid.hpp"
-#include "stencil.hpp"
+#include "core/execution.hpp"
+#include "core/grid.hpp"
+#include "kernels/stencil/coefficients.hpp"
 
 namespace heatsolve {
 
-enum class BackendKind { Auto, Cpu, Cuda };
 enum class ReduceOp { Sum, SumSquares, MaxAbs };
 
 // A box of interior cells, [lo, hi) per axis (in 2D the z range is [0, 1)). Used to compute

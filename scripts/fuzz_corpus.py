@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # Writes the fuzz seed corpus: every shipped deck (inputs/*.yaml) and every bad deck of the
-# table in tests/test_deck.cpp (kBadDecks), one file each. Re-run after adding table rows:
+# table in tests/io/test_deck.cpp (kBadDecks), one file each. Re-run after adding table rows:
 #   python3 scripts/fuzz_corpus.py tests/fuzz/corpus
 import glob, os, re, shutil, sys
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-src = open(os.path.join(root, 'tests/test_deck.cpp')).read()
+src = open(os.path.join(root, 'tests/io/test_deck.cpp')).read()
 tok_re = re.compile(r'"((?:\\.|[^"\\])*)"|([A-Za-z_]\w*)|(-?\d+)|([{},+])|(\s+)|(//[^\n]*)')
 def unescape(s):
     return bytes(s, 'utf-8').decode('unicode_escape')

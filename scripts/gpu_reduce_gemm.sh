@@ -2,7 +2,7 @@
 # GPU check of the reduction and GEMM ladders, in one call on the device machine:
 #   1. configure (Ninja, sm_90, no VTK) and build heatsolve_kernels with -j16;
 #   2. link two small binaries against it, from our sources only: the GoogleTest suites
-#      tests/test_cuda_{reduction,gemm}.cpp and a driver of app/bench_reduce_gemm.cpp (so a
+#      tests/kernels/{reduction,gemm}/test_cuda_{reduction,gemm}.cpp and a driver of app/bench/bench_reduce_gemm.cpp (so a
 #      half-finished file elsewhere in the tree cannot block the GPU run);
 #   3. run the tests, then compute-sanitizer (racecheck: the safe rungs must show 0 hazards,
 #      the unsafe rung-5 control is expected to show some; memcheck on a small test);
@@ -48,7 +48,7 @@ LIBS="$BUILD/kernels/libheatsolve_kernels.a -L/usr/local/cuda/lib64 -L/usr/local
 cat >"$BUILD/rg_bench_main.cpp" <<'EOF'
 #include <cstdlib>
 #include <string>
-#include "app/bench_kernels.hpp"
+#include "app/bench/bench_kernels.hpp"
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "reduce";
   const std::string prec = argc > 2 ? argv[2] : "float";
@@ -60,10 +60,10 @@ int main(int argc, char** argv) {
 EOF
 say "link test and bench binaries"
 # shellcheck disable=SC2086
-g++ $CXXFLAGS tests/test_cuda_reduction.cpp tests/test_cuda_gemm.cpp $LIBS -lgtest_main -lgtest \
+g++ $CXXFLAGS tests/kernels/reduction/test_cuda_reduction.cpp tests/kernels/gemm/test_cuda_gemm.cpp $LIBS -lgtest_main -lgtest \
   -o "$BUILD/rg_tests" >>"$OUT/build.log" 2>&1 &
 # shellcheck disable=SC2086
-g++ $CXXFLAGS "$BUILD/rg_bench_main.cpp" app/bench_reduce_gemm.cpp $LIBS -lfmt \
+g++ $CXXFLAGS "$BUILD/rg_bench_main.cpp" app/bench/bench_reduce_gemm.cpp $LIBS -lfmt \
   -o "$BUILD/rg_bench" >>"$OUT/build.log" 2>&1 &
 wait
 [ -x "$BUILD/rg_tests" ] && [ -x "$BUILD/rg_bench" ] || {

@@ -13,7 +13,7 @@
 #endif
 
 #ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/cuda/halo_pack.hpp"
+#include "kernels/halo/cuda/halo_pack.hpp"
 #endif
 
 namespace heatsolve {

@@ -11,13 +11,13 @@
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
-#include "kernels/cuda/field_ops.cuh"
-#include "kernels/cuda/gemm.cuh"
-#include "kernels/cuda/ghost_rules.cuh"
-#include "kernels/cuda/halo_pack.hpp"
-#include "kernels/cuda/reduction.cuh"
-#include "kernels/cuda/stencil_launch.cuh"
-#include "kernels/cuda/temporal_launch.cuh"
+#include "kernels/field/cuda/field_ops.cuh"
+#include "kernels/gemm/cuda/gemm.cuh"
+#include "kernels/stencil/cuda/ghost_rules.cuh"
+#include "kernels/halo/cuda/halo_pack.hpp"
+#include "kernels/reduction/cuda/reduction.cuh"
+#include "kernels/stencil/cuda/stencil_launch.cuh"
+#include "kernels/stencil/cuda/temporal_launch.cuh"
 
 namespace heatsolve {
 
@@ -257,7 +257,7 @@ class CudaBackend final : public Backend<T> {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream_));
   }
 
-  // MPI halo faces, packed/unpacked on the device (kernels/cuda/halo_pack.cu).
+  // MPI halo faces, packed/unpacked on the device (kernels/halo/cuda/halo_pack.cu).
   void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {
     cuda_pack_face<T>(u, g, face, buffer, stream_);
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every input is answered clearly: each seed of the fuzz corpus (the shipped decks and the
-# bad-deck table of tests/test_deck.cpp) and a set of hostile decks go through `validate`
+# bad-deck table of tests/io/test_deck.cpp) and a set of hostile decks go through `validate`
 # and `run`. Allowed answers: exit 0, or exit 2 with "file:line:column: message" first;
 # never a crash, a raw exception, a template/stack dump or a sanitizer report.
 # usage: bad_inputs.sh <heatsolve binary> <source dir> <work dir>

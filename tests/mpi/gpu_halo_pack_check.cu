@@ -1,8 +1,8 @@
-// GPU check of the halo pack/unpack kernels (kernels/cuda/halo_pack.cu) against the CPU
+// GPU check of the halo pack/unpack kernels (kernels/halo/cuda/halo_pack.cu) against the CPU
 // reference (cpu_pack_face / cpu_unpack_face): same buffers bit for bit, unpack touches the
 // ghost layer of its face only. Needs a GPU and no MPI, HDF5 or other dependency:
 //   nvcc -std=c++17 -O2 -arch=sm_90 -I. -Xcompiler -fopenmp tests/mpi/gpu_halo_pack_check.cu \
-//        kernels/cuda/halo_pack.cu kernels/cpu/cpu_backend.cpp -o gpu_halo_pack_check
+//        kernels/halo/cuda/halo_pack.cu kernels/cpu/cpu_backend.cpp -o gpu_halo_pack_check
 //   ./gpu_halo_pack_check        (exit 0: all passed)
 #include <cuda_runtime.h>
 
@@ -13,7 +13,7 @@
 
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
-#include "kernels/cuda/halo_pack.hpp"
+#include "kernels/halo/cuda/halo_pack.hpp"
 
 using namespace heatsolve;
 

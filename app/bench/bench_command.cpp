@@ -1,0 +1,47 @@
+// `heatsolve bench`: the stencil, reduction and GEMM ladders measured on this machine's GPU.
+#include <CLI/CLI.hpp>
+
+#include "app/bench/bench.hpp"
+#include "app/bench/bench_kernels.hpp"
+#include "app/bench/bench_command.hpp"
+
+namespace heatsolve {
+
+void add_bench_options(CLI::App* cmd, BenchOptions& o) {
+  cmd->add_option("--size", o.size, "grid points per dimension (default 512 in 3D, 8192 in 2D)");
+  cmd->add_option("--dims", o.dims, "2 or 3")->check(CLI::IsMember({2, 3}));
+  cmd->add_option("--precision", o.precision, "float or double")
+      ->check(CLI::IsMember({"float", "double"}));
+  cmd->add_flag("--json", o.json, "machine-readable output");
+  cmd->add_flag("--all-shapes", o.stencil.all_shapes,
+                "stencils: time every compiled block shape (execution.block), not only defaults");
+  cmd->add_option("--variants", o.stencil.variants,
+                  "stencils: time only these variants (names of execution.kernel, or temporal)")
+      ->delimiter(',');
+  cmd->add_option("--chunks", o.stencil.chunks,
+                  "stencils: also time each timed shape of the streaming rungs and of temporal "
+                  "with these planes per block (the automatic choice is always timed)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--sustain", o.stencil.sustain_s,
+                  "stencils: time each measurement (copy and rows) over this many seconds after "
+                  "as many untimed seconds, so power and clocks have settled (a long run's "
+                  "rate); 0 (default): median of short repeats")
+      ->check(CLI::Range(0.0, 600.0));
+  cmd->add_flag("--reductions", o.reductions, "benchmark the reduction ladder (and CUB)");
+  cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
+  cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
+  cmd->add_option("--gemm-max", o.gemm_max_size, "largest square GEMM size for --gemm");
+}
+
+int bench_command(const BenchOptions& o) {
+  if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
+  if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
+  StencilBenchOptions s = o.stencil;
+  s.size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
+  s.dims = o.dims;
+  s.precision = o.precision;
+  return run_stencil_bench(s, o.json);
+}
+
+}  // namespace heatsolve

@@ -1,0 +1,19 @@
+// Pointwise field operations on padded GridDesc fields (Anderson mixing).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/grid.hpp"
+
+namespace heatsolve::cuda {
+
+// Most fields one combine() reads: Anderson with depth m mixes 2 + 2m of them.
+inline constexpr int kMaxCombineInputs = 40;
+
+// out = sum_j coeffs[j] * in[j] over interior cells (ghosts of out untouched). Pointwise, so
+// out may alias an input.
+template <typename T>
+void launch_combine(T* out, const T* const* in, const double* coeffs, int count, const GridDesc& g,
+                    cudaStream_t stream);
+
+}  // namespace heatsolve::cuda

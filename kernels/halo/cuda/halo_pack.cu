@@ -1,0 +1,118 @@
+// Halo face pack/unpack kernels (contract: Backend::pack_face / unpack_face).
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/halo/cuda/halo_pack.hpp"
+
+namespace heatsolve {
+
+namespace {
+
+// Padded index of the face cell (f, s) (fast, slow face coordinates) on layer `layer` of the
+// face's normal axis.
+__device__ __forceinline__ std::int64_t face_index(const GridDesc& g, int axis, int layer, int f,
+                                                   int s) {
+  switch (axis) {
+    case 0:
+      return g.index(layer, f, g.dims == 3 ? s : 0);
+    case 1:
+      return g.index(f, layer, g.dims == 3 ? s : 0);
+    default:
+      return g.index(f, s, layer);
+  }
+}
+
+// One thread per face cell; 2D launch: x over the fast face axis, y over the slow one.
+template <typename T, bool Pack>
+__global__ void face_copy_kernel(T* __restrict__ u, GridDesc g, int axis, int layer, int n_fast,
+                                 int n_slow, T* __restrict__ buffer) {
+  const int f = blockIdx.x * blockDim.x + threadIdx.x;
+  const int s = blockIdx.y * blockDim.y + threadIdx.y;
+  if (f >= n_fast || s >= n_slow) return;
+  const std::int64_t i = face_index(g, axis, layer, f, s);
+  const std::int64_t b = std::int64_t(s) * n_fast + f;
+  if (Pack)
+    buffer[b] = u[i];
+  else
+    u[i] = buffer[b];
+}
+
+template <typename T, bool Pack>
+void launch_face_copy(T* u, const GridDesc& g, int face, T* buffer, cudaStream_t stream) {
+  if (face < 0 || face >= 2 * g.dims)
+    throw std::invalid_argument("halo face " + std::to_string(face) + " out of range for a " +
+                                std::to_string(g.dims) + "D grid");
+  const int axis = face / 2;
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const int n_axis = axis == 0 ? g.nx : axis == 1 ? g.ny : g.nz;
+  const int layer = Pack ? (face % 2 == 0 ? 0 : n_axis - 1) : (face % 2 == 0 ? -1 : n_axis);
+  const int n_fast = axis == 0 ? g.ny : g.nx;
+  const int n_slow = axis == 2 ? g.ny : nz;
+  if (n_fast <= 0 || n_slow <= 0) return;
+  // x faces are strided by a whole row; the others read rows contiguously.
+  const dim3 block(32, 8);
+  const dim3 grid((n_fast + block.x - 1) / block.x, (n_slow + block.y - 1) / block.y);
+  face_copy_kernel<T, Pack><<<grid, block, 0, stream>>>(u, g, axis, layer, n_fast, n_slow, buffer);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <typename T>
+void cuda_pack_face(const T* u, const GridDesc& g, int face, T* buffer, cudaStream_t stream) {
+  // The kernel only reads u when packing.
+  launch_face_copy<T, true>(const_cast<T*>(u), g, face, buffer, stream);
+}
+
+template <typename T>
+void cuda_unpack_face(T* u, const GridDesc& g, int face, const T* buffer, cudaStream_t stream) {
+  // The kernel only reads buffer when unpacking.
+  launch_face_copy<T, false>(u, g, face, const_cast<T*>(buffer), stream);
+}
+
+void* cuda_pinned_alloc(std::size_t bytes) noexcept {
+  void* p = nullptr;
+  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later checks do not see it
+    return nullptr;
+  }
+  return p;
+}
+
+void cuda_pinned_free(void* p) noexcept {
+  if (p) cudaFreeHost(p);
+}
+
+bool cuda_ipc_export(const void* base, CudaIpcHandle* out) noexcept {
+  cudaIpcMemHandle_t h;
+  if (cudaIpcGetMemHandle(&h, const_cast<void*>(base)) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  std::memcpy(out->bytes, &h, sizeof h);
+  return true;
+}
+
+void* cuda_ipc_open(const CudaIpcHandle& handle) noexcept {
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof h);
+  void* p = nullptr;
+  if (cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void cuda_ipc_close(void* mapped) noexcept {
+  if (mapped && cudaIpcCloseMemHandle(mapped) != cudaSuccess) cudaGetLastError();
+}
+
+template void cuda_pack_face<float>(const float*, const GridDesc&, int, float*, cudaStream_t);
+template void cuda_pack_face<double>(const double*, const GridDesc&, int, double*, cudaStream_t);
+template void cuda_unpack_face<float>(float*, const GridDesc&, int, const float*, cudaStream_t);
+template void cuda_unpack_face<double>(double*, const GridDesc&, int, const double*, cudaStream_t);
+
+}  // namespace heatsolve

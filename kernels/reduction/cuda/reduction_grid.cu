@@ -1,0 +1,113 @@
+// Solver norms over padded GridDesc fields: the modern rung with interior-masking loaders.
+#include "kernels/reduction/cuda/reduction_launch.cuh"
+
+namespace heatsolve::cuda {
+namespace detail {
+
+bool empty_grid(const GridDesc& g, cudaStream_t s, ReductionWorkspace& ws) {
+  if (g.interior_size() > 0) return false;
+  CUDA_CHECK(cudaMemsetAsync(ws.d_result(), 0, sizeof(double), s));
+  return true;
+}
+
+// Leading elements before the pointer is 16-byte aligned (0..V-1).
+template <class T>
+std::int64_t head_of(const T* p) {
+  return static_cast<std::int64_t>(align_head(p, 16));
+}
+
+}  // namespace detail
+
+template <typename T>
+void reduce_interior_async(ReduceOp op, const T* d_u, const GridDesc& g, cudaStream_t stream,
+                           ReductionWorkspace& ws) {
+  using namespace detail;
+  if (empty_grid(g, stream, ws)) return;
+  using Tu = SolverTuning<T>;
+  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
+  const RowGeom geo = row_geometry(g, 32 * V * U * 2);
+  dispatch_op(op, [&](auto o) {
+    using Op = decltype(o);
+    launch_rows<Tu, Op, ModernAcc<Op, T>>(FieldRows<T, V, U>{d_u, head_of(d_u)}, geo, stream, ws);
+  });
+}
+
+template <typename T>
+void reduce_diff_interior_async(ReduceOp op, const T* d_a, const T* d_b, const GridDesc& g,
+                                cudaStream_t stream, ReductionWorkspace& ws) {
+  using namespace detail;
+  if (empty_grid(g, stream, ws)) return;
+  using Tu = SolverTuning<T>;
+  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
+  const bool same_phase = head_of(d_a) == head_of(d_b);
+  dispatch_op(op, [&](auto o) {
+    using Op = decltype(o);
+    if (same_phase)
+      launch_rows<Tu, Op, double>(DiffRows<T, V, U>{d_a, d_b, head_of(d_a)},
+                                  row_geometry(g, 32 * V * U * 2), stream, ws);
+    else  // the two arrays can never both be 16-byte aligned: scalar loads
+      launch_rows<Tu, Op, double>(DiffRows<T, 1, U>{d_a, d_b, 0}, row_geometry(g, 32 * U * 2),
+                                  stream, ws);
+  });
+}
+
+template <typename T>
+void reduce_residual_interior_async(ReduceOp op, const T* d_u, const T* d_f, const GridDesc& g,
+                                    cudaStream_t stream, ReductionWorkspace& ws) {
+  using namespace detail;
+  if (empty_grid(g, stream, ws)) return;
+  ResidualRows<T> ld{d_u,
+                     d_f,
+                     g.stride_y(),
+                     g.stride_z(),
+                     g.dims == 3,
+                     1.0 / (g.hx * g.hx),
+                     1.0 / (g.hy * g.hy),
+                     g.dims == 3 ? 1.0 / (g.hz * g.hz) : 0.0};
+  dispatch_op(op, [&](auto o) {
+    launch_rows<SolverTuning<T>, decltype(o), double>(ld, row_geometry(g, 32 * 16), stream, ws);
+  });
+}
+
+template <typename T>
+double reduce_interior(ReduceOp op, const T* d_u, const GridDesc& g, cudaStream_t stream,
+                       ReductionWorkspace* ws) {
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  reduce_interior_async(op, d_u, g, stream, w);
+  return detail::finish(stream, w);
+}
+
+template <typename T>
+double reduce_diff_interior(ReduceOp op, const T* d_a, const T* d_b, const GridDesc& g,
+                            cudaStream_t stream, ReductionWorkspace* ws) {
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  reduce_diff_interior_async(op, d_a, d_b, g, stream, w);
+  return detail::finish(stream, w);
+}
+
+template <typename T>
+double reduce_residual_interior(ReduceOp op, const T* d_u, const T* d_f, const GridDesc& g,
+                                cudaStream_t stream, ReductionWorkspace* ws) {
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  reduce_residual_interior_async(op, d_u, d_f, g, stream, w);
+  return detail::finish(stream, w);
+}
+
+#define HS_INSTANTIATE(T)                                                                        \
+  template double reduce_interior<T>(ReduceOp, const T*, const GridDesc&, cudaStream_t,          \
+                                     ReductionWorkspace*);                                       \
+  template double reduce_diff_interior<T>(ReduceOp, const T*, const T*, const GridDesc&,         \
+                                          cudaStream_t, ReductionWorkspace*);                    \
+  template double reduce_residual_interior<T>(ReduceOp, const T*, const T*, const GridDesc&,     \
+                                              cudaStream_t, ReductionWorkspace*);                \
+  template void reduce_interior_async<T>(ReduceOp, const T*, const GridDesc&, cudaStream_t,      \
+                                         ReductionWorkspace&);                                   \
+  template void reduce_diff_interior_async<T>(ReduceOp, const T*, const T*, const GridDesc&,     \
+                                              cudaStream_t, ReductionWorkspace&);                \
+  template void reduce_residual_interior_async<T>(ReduceOp, const T*, const T*, const GridDesc&, \
+                                                  cudaStream_t, ReductionWorkspace&);
+HS_INSTANTIATE(float)
+HS_INSTANTIATE(double)
+#undef HS_INSTANTIATE
+
+}  // namespace heatsolve::cuda

@@ -1,0 +1,667 @@
+// Temporal blocking (docs/kernels.md, "temporal"): one pass advances the explicit update by K
+// steps. 2.5D streaming along the stream axis (z in 3D, y in 2D) with K stages in flight:
+// iteration q loads input plane q and completes stage s (the state after s sub-steps) at
+// plane q - s for s = 1..K, so each stage is one plane behind the one before it. Each block
+// owns an x-y tile plus a redundant halo of K cells per side (overlapped tiling): the halo is
+// recomputed by neighbouring blocks, and each sub-step spoils one more layer of it, so after
+// K sub-steps exactly the tile's interior is valid.
+//
+// Registers, no shared memory for the stages: warps lie along x (32 lanes x VX columns, x
+// neighbours by warp shuffles, VX-1 of every VX in-lane); each thread owns RY consecutive
+// rows of one column group (3D; in-plane y neighbours are its own registers, the two rows
+// beyond come from the neighbouring warps through a small double-buffered shared array, one
+// barrier per iteration).
+//
+// Two designs share that frame (TemporalDesign, kernels/stencil/cuda/temporal_launch.cuh):
+//   - rings (temporal_kernel): each stage keeps planes p-1 and p of its column and rotates
+//     them (M <- C <- N) every plane; the input is prefetched one plane ahead;
+//   - partial sums (temporal_partial_kernel, below): each stage keeps its input plane and the
+//     z-minus term already multiplied, nothing rotates; aligned vector loads where the padded
+//     rows allow them. Input planes either in three register sets used in turn, or staged
+//     (each thread's cells copied two planes ahead into shared memory by cp.async, all K
+//     stages under one face path per iteration).
+//
+// Boundaries inside the pass: ghost cells are never stored. Where a neighbour of a domain cell
+// lies outside the domain, the consumer substitutes the ghost rule of that face applied to
+// its own (inner) value: Dirichlet 2v - inner, Neumann inner + g*h: exactly what
+// apply_boundary stores before a single step, so every sub-step sees the ghost values a
+// single step would. Periodic and Exchange faces need the opposite side / another rank: the
+// backend falls back to single steps for them (docs/kernels.md).
+//
+// The rings design applies stream_point<DIM>() of stencil_kernels.cuh, the single-step
+// kernels' function; FMA contraction differs between kernels, so a pass agrees with K single
+// steps to rounding (tests/test_cuda_temporal.cpp bounds it), not bit for bit; the partial
+// sums add the z terms in another order, within the same bound.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/cp_async.cuh"
+#include "kernels/stencil/cuda/stencil_kernels.cuh"
+
+namespace heatsolve::cuda {
+
+template <typename T, int DIM, int K, int BY, int RY, int VX>
+struct TemporalGeom {
+  static constexpr int WX = 32 * VX;                           // columns of a warp (extended tile)
+  static constexpr int UX = WX - 2 * K;                        // useful columns of a warp
+  static constexpr int EY = DIM == 3 ? BY * RY : 1;            // rows of the extended tile (3D)
+  static constexpr int UY = DIM == 3 ? EY - 2 * K : 1;         // useful rows
+  static constexpr int TILES_PER_BLOCK_X = DIM == 3 ? 1 : BY;  // 2D: warps are x tiles
+  static_assert(UX > 0, "x tile too narrow for K");
+  static_assert(UY > 0, "y tile too short for K");
+  static_assert(DIM == 3 || RY == 1, "2D threads own one row");
+  static constexpr std::size_t shared_bytes() {
+    return DIM == 3 ? sizeof(T) * 2 * K * BY * 2 * WX : 0;
+  }
+};
+
+// FACES: which ghost tests a sub-step compiles in, a mask of kFaceX, kFaceY (in-plane faces
+// the block's extended tile touches) and kFaceStream (planes 0 and ns-1: all three). 0 is the
+// interior path: ncu and the SASS showed the face tests, evaluated for every point, were most
+// of the instructions of a pass (about 60 per point update, against 7-8 floating-point
+// ones); blocks at one in-plane face pay only for that axis.
+inline constexpr int kFaceX = 1, kFaceY = 2, kFaceStream = 4;
+
+// The in-plane neighbours of each of this thread's RY x VX cells of plane values X (both
+// designs): x from the lane's own columns and its neighbour lanes (shuffles), y from the
+// thread's own rows and hlo/hhi (the rows just outside them, 3D), with the x / y ghost rules
+// of FACES substituted where the neighbour lies outside the domain. cell(r, v, u0, xm, xp,
+// ym, yp) completes the update of cell (r, v).
+template <typename T, int DIM, int RY, int VX, int FACES, typename Cell>
+__device__ __forceinline__ void for_each_cell_inplane(const T (&X)[RY][VX], const T (&hlo)[VX],
+                                                      const T (&hhi)[VX], const GhostRules<T>& gr,
+                                                      const int (&xcol)[VX], const int (&yrow)[RY],
+                                                      int nx, int ny, Cell&& cell) {
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const T left = __shfl_up_sync(0xffffffffu, X[r][VX - 1], 1);
+    const T right = __shfl_down_sync(0xffffffffu, X[r][0], 1);
+#pragma unroll
+    for (int v = 0; v < VX; ++v) {
+      const T u0 = X[r][v];
+      T xm = v > 0 ? X[r][v - 1] : left;
+      T xp = v < VX - 1 ? X[r][v + 1] : right;
+      T ym = 0, yp = 0;
+      if constexpr (DIM == 3) {
+        ym = r > 0 ? X[r - 1][v] : hlo[v];
+        yp = r < RY - 1 ? X[r + 1][v] : hhi[v];
+      }
+      if constexpr ((FACES & kFaceX) != 0) {
+        if (xcol[v] == 0) xm = ghost_rule(gr, 0, u0);
+        if (xcol[v] == nx - 1) xp = ghost_rule(gr, 1, u0);
+      }
+      if constexpr (DIM == 3 && (FACES & kFaceY) != 0) {
+        if (yrow[r] == 0) ym = ghost_rule(gr, 2, u0);
+        if (yrow[r] == ny - 1) yp = ghost_rule(gr, 3, u0);
+      }
+      cell(r, v, u0, xm, xp, ym, yp);
+    }
+  }
+}
+
+// One sub-step (rings design) for the RY x VX values of this thread at plane p: C = stage
+// s-1 at p, M at p-1, N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1,
+// plane p). SOURCE = false drops the source read.
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
+__device__ __forceinline__ void temporal_substep(
+    T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
+    const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
+    const T* __restrict__ fpl, const int (&roff)[RY], const int (&colc)[VX], const int (&xcol)[VX],
+    const int (&yrow)[RY], int nx, int ny, int p, int ns) {
+  constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
+  for_each_cell_inplane<T, DIM, RY, VX, FACES>(
+      C, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
+        T sm = M[r][v], sp = N[r][v];
+        if constexpr ((FACES & kFaceStream) != 0) {
+          if (p == 0) sm = ghost_rule(gr, SLO, u0);
+          if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
+        }
+        R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
+                                    roff[r] + colc[v]);
+      });
+}
+
+// The block- and plane-uniform choice of a compiled face path and source term, shared by
+// both designs: body(FACES, SOURCE) with FACES a kFace* mask and SOURCE a bool, both as
+// integral constants. `stream`: the code computes a stream-face plane (0 or ns-1; 2 of ns),
+// which tests every face; planes p < 0 or >= ns are computed but never used.
+template <int DIM, typename Body>
+__device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool yface, bool source,
+                                                  Body&& body) {
+  const auto with_source = [&](auto faces) {
+    if (source)
+      body(faces, std::true_type{});
+    else
+      body(faces, std::false_type{});
+  };
+  using std::integral_constant;
+  if (stream) {
+    with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
+  } else if (!xface && !yface) {
+    with_source(integral_constant<int, 0>{});
+  } else if constexpr (DIM == 2) {  // no y faces: no kFaceY instances in 2D
+    with_source(integral_constant<int, kFaceX>{});
+  } else if (!yface) {
+    with_source(integral_constant<int, kFaceX>{});
+  } else if (!xface) {
+    with_source(integral_constant<int, kFaceY>{});
+  } else {
+    with_source(integral_constant<int, kFaceX | kFaceY>{});
+  }
+}
+
+// Block: 32 x BY threads. 3D: one x-y tile per block (UX x UY useful cells), warps stacked in
+// y. 2D: each warp is its own x tile (no barrier, no shared memory). blockIdx.z: chunk of
+// `chunk` output planes along the stream axis.
+template <typename T, int DIM, int K, int BY, int RY, int VX>
+__global__ void __launch_bounds__(32 * BY)
+    temporal_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                    StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk) {
+  using G = TemporalGeom<T, DIM, K, BY, RY, VX>;
+  constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY;
+  extern __shared__ unsigned char temporal_smem_raw[];
+  T* const sh = reinterpret_cast<T*>(temporal_smem_raw);  // [2][K][BY][2][WX] (3D)
+
+  const int lane = threadIdx.x, ty = threadIdx.y;
+  int xt, yt;  // tile origin (first useful column / row)
+  if constexpr (DIM == 3) {
+    xt = blockIdx.x * UX;
+    yt = blockIdx.y * UY;
+  } else {
+    xt = (blockIdx.x * BY + ty) * UX;
+    yt = 0;
+    if (xt >= g.nx) return;  // whole warp; no barriers in 2D
+  }
+  const int xe = xt - K + lane * VX;  // first column of this lane
+  const int ye = DIM == 3 ? yt - K + ty * RY : 0;
+  const int nx = g.nx, ny = g.ny_plane, ns = g.ns;
+
+  int xcol[VX], yrow[RY];
+  int colc[VX], roff[RY];  // clamped in-plane offsets (column; row * sy) of this thread's cells
+  bool xuse[VX], yuse[RY];
+#pragma unroll
+  for (int v = 0; v < VX; ++v) {
+    xcol[v] = xe + v;
+    const int lx = lane * VX + v;
+    xuse[v] = lx >= K && lx < WX - K && xcol[v] < nx;
+  }
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    yrow[r] = ye + r;
+    const int ly = DIM == 3 ? ty * RY + r : K;
+    yuse[r] = DIM == 3 ? (ly >= K && ly < EY - K && yrow[r] < ny) : true;
+  }
+#pragma unroll
+  for (int v = 0; v < VX; ++v) colc[v] = min(max(xcol[v], 0), nx - 1);
+#pragma unroll
+  for (int r = 0; r < RY; ++r) roff[r] = int(g.sy) * min(max(yrow[r], 0), ny - 1);
+  const T* __restrict__ u0p = u + g.origin;
+  // Stores: the cells a thread stores lie inside the grid, where the clamps above change
+  // nothing, so cell (r, v) is at first_cell + r * sy + v; one bit per stored cell. With
+  // per-cell offsets and use flags, ncu counted 72 instructions per warp and plane for the 8
+  // stores of the k = 2 default; this form made 3D passes 9 % faster (docs/performance.md,
+  // session 4). The loads keep their clamped offsets: the same form for them in interior
+  // blocks measured no faster.
+  unsigned stored = 0;
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int v = 0; v < VX; ++v)
+      if (xuse[v] && yuse[r]) stored |= 1u << (r * VX + v);
+  T* __restrict__ out_cell0 = out + g.origin + (DIM == 3 ? int(g.sy) * ye : 0) + xe;
+  // Does the extended tile reach a face? (Block-uniform in 3D, warp-uniform in 2D.)
+  const bool xface = xt - K <= 0 || xt - K + WX - 1 >= nx - 1;
+  const bool yface = DIM == 3 && (yt - K <= 0 || yt - K + EY - 1 >= ny - 1);
+
+  const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
+  const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iterations (input planes)
+
+  // Stage rings: Ms[s] = stage s at plane q-s-1, Cs[s] = at q-s (before iteration q's
+  // update of stage s+1). Stage 0 is the input.
+  T Ms[K][RY][VX], Cs[K][RY][VX], in[RY][VX];
+#pragma unroll
+  for (int s = 0; s < K; ++s)
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) Ms[s][r][v] = Cs[s][r][v] = T(0);
+        // Prefetch of input plane q0.
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int v = 0; v < VX; ++v) in[r][v] = __ldg(u0p + g.ss * q0 + (roff[r] + colc[v]));
+
+  // Shared halo rows: sh[((par*K + s)*BY + ty)*2 + side][x]; side 0 = first row, 1 = last.
+  auto slot = [&](int par, int s, int w, int side) -> T* {
+    return sh + ((std::size_t(par * K + s) * BY + w) * 2 + side) * WX;
+  };
+
+  for (int q = q0; q <= q1; ++q) {
+    const int par = q & 1;
+    T N[RY][VX];
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) N[r][v] = in[r][v];
+    if (q + 1 <= q1) {  // prefetch the next input plane (clamped: planes past ns are unused)
+      // One 64-bit plane base, 32-bit in-plane offsets (one IMAD.WIDE per address).
+      const T* __restrict__ src = u0p + g.ss * min(q + 1, ns - 1);
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) in[r][v] = __ldg(src + (roff[r] + colc[v]));
+    }
+#pragma unroll
+    for (int s = 1; s <= K; ++s) {
+      const int p = q - s;  // plane of stage s computed now
+      T hlo[VX], hhi[VX];
+      if constexpr (DIM == 3) {
+        const int pp = par ^ 1;  // written last iteration
+#pragma unroll
+        for (int v = 0; v < VX; ++v) {
+          hlo[v] = ty > 0 ? slot(pp, s - 1, ty - 1, 1)[lane * VX + v] : Cs[s - 1][0][v];
+          hhi[v] = ty < BY - 1 ? slot(pp, s - 1, ty + 1, 0)[lane * VX + v] : Cs[s - 1][RY - 1][v];
+        }
+      } else {
+#pragma unroll
+        for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
+      }
+      T R[RY][VX];
+      const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
+      with_substep_path<DIM>(
+          p == 0 || p == ns - 1, xface, yface, fpl != nullptr, [&](auto faces, auto source) {
+            temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
+                R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
+                ns);
+          });
+      // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) {
+          Ms[s - 1][r][v] = Cs[s - 1][r][v];
+          Cs[s - 1][r][v] = N[r][v];
+        }
+      if constexpr (DIM == 3) {
+#pragma unroll
+        for (int v = 0; v < VX; ++v) {
+          slot(par, s - 1, ty, 0)[lane * VX + v] = N[0][v];
+          slot(par, s - 1, ty, 1)[lane * VX + v] = N[RY - 1][v];
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) N[r][v] = R[r][v];
+    }
+    // N = stage K at plane q - K.
+    const int p = q - K;
+    if (p >= z0 && p < z1) {
+      T* __restrict__ dst = out_cell0 + g.ss * p;
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        T* __restrict__ row = dst + (DIM == 3 ? r * int(g.sy) : 0);
+#pragma unroll
+        for (int v = 0; v < VX; ++v)
+          if ((stored >> (r * VX + v)) & 1u) row[v] = N[r][v];
+      }
+    }
+    if constexpr (DIM == 3) __syncthreads();
+  }
+}
+
+// ---- partial sums ---------------------------------------------------------------------
+// Stage s keeps, per cell, X_s (its input, stage s-1, at its current plane p) and
+// B_s = c_s X_s(p-1), the z-minus term multiplied when that plane was current. An iteration
+// has two phases:
+//   1. every stage turns X_s(p) into the partial P_s = center X + cx (xm + xp) [+ cy (ym + yp)]
+//      + B_s (+ source) and sets B_s = c_s X_s(p): its x neighbours by shuffles, its y halo
+//      rows from the shared array (published last iteration);
+//   2. stage 1 completes S_1 = P_1 + c_s X_1(p+1) with the plane that has just arrived; that
+//      is stage 2's next input, which completes S_2 the same way, and so on; the last stage's
+//      result is stored, each new stage input publishes its edge rows.
+// Values are only ever overwritten in place, so the per-plane moves of the rings design (about
+// 15 % of its instructions, docs/performance.md) are gone, and with them the registers of
+// one plane per stage. Measured (session 7, H200): 29 % fewer instructions per pass.
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED>
+struct PartialGeom {
+  static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
+  static constexpr int UX = WX - 2 * K;              // useful columns
+  static constexpr int EY = DIM == 3 ? BY * RY : 1;  // rows of the extended tile (3D)
+  static constexpr int UY = DIM == 3 ? EY - 2 * K : 1;
+  // Input planes in registers: q-1, q and q+1 (in flight), or, staged, q-1 and q.
+  static constexpr int SETS = STAGED ? 2 : 3;
+  static constexpr int AHEAD = 2;  // staged: planes in flight ahead of the one read (q+1, q+2)
+  static constexpr int SLOTS = 4;  // staged: slots per thread (a power of two > AHEAD)
+  // Published edge rows of every stage's input: [parity][stage][warp + 1 pad each side]
+  // [first / last row][WX]; the pads let the edge warps read without a test (values nobody
+  // uses: those rows are the spoiled halo).
+  static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
+  // Staged input planes, each thread's own cells: [slot][warp][row][WX], after the halo rows.
+  static constexpr int STAGE = STAGED ? SLOTS * BY * RY * WX : 0;
+  static_assert(UX > 0 && UY > 0, "tile too small for K");
+  static_assert(DIM == 3 || RY == 1, "2D threads own one row");
+  static_assert(HALO % 4 == 0, "the staging slots start 16-byte aligned");
+  static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO + STAGE); }
+};
+
+// A lane's cells in shared memory: with VX = 2 one aligned vector access (Vec2, as the
+// 2.5d-register rung), otherwise single values.
+template <typename T, int VX>
+__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {
+  if constexpr (VX == 2) {
+    const typename Vec2<T>::type w = *reinterpret_cast<const typename Vec2<T>::type*>(src);
+    dst[0] = w.x;
+    dst[1] = w.y;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  }
+}
+template <typename T, int VX>
+__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {
+  if constexpr (VX == 2) {
+    typename Vec2<T>::type w;
+    w.x = src[0];
+    w.y = src[1];
+    *reinterpret_cast<typename Vec2<T>::type*>(dst) = w;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  }
+}
+
+// Phase 1 of one stage for this thread's RY x VX cells (see above). hlo/hhi: the rows just
+// outside the thread's rows (3D). FACES, SOURCE: as temporal_substep. fplb: the source's
+// plane p (bytes); offb: byte offset of the thread's row r from its plane.
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
+__device__ __forceinline__ void partial_substep(
+    T (&P)[RY][VX], T (&B)[RY][VX], const T (&X)[RY][VX], const T (&hlo)[VX], const T (&hhi)[VX],
+    const StencilCoeffs<T>& c, const GhostRules<T>& gr, const char* __restrict__ fplb,
+    const unsigned (&offb)[RY], const int (&xcol)[VX], const int (&yrow)[RY], int nx, int ny, int p,
+    int ns) {
+  constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
+  const T cs = DIM == 3 ? c.cz : c.cy;
+  for_each_cell_inplane<T, DIM, RY, VX, FACES>(
+      X, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
+        T zm = B[r][v];
+        if constexpr ((FACES & kFaceStream) != 0) {
+          if (p == 0) zm = cs * ghost_rule(gr, SLO, u0);
+        }
+        T acc = c.center * u0 + zm;
+        acc += c.cx * (xm + xp);
+        if constexpr (DIM == 3) acc += c.cy * (ym + yp);
+        if constexpr (SOURCE)
+          acc += c.source * __ldg(reinterpret_cast<const T*>(fplb + offb[r]) + v);
+        if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
+          if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
+        }
+        P[r][v] = acc;
+        B[r][v] = cs * u0;
+      });
+}
+
+// Block: 32 x BY threads. 3D: one x-y tile per block, warps stacked in y. 2D: each warp is
+// its own x tile. blockIdx.z: chunk of `chunk` output planes. vec (VX = 2): each lane's pair
+// is one aligned vector; xshift: 1 where the tiles start one column early for that (lanes
+// start at tile column -K + 2 lane: even K needs the shift, odd K not; the launcher decides,
+// from pair_vector_shift in kernels/stencil/cuda/stencil_launch.cuh).
+// STAGED: the input path and the face-path dispatch (TemporalDesign::StagedPartialSums).
+// Staged, each thread copies its own cells of plane q + AHEAD into shared memory (cp.async) at
+// the top of iteration q and reads plane q back: AHEAD planes in flight hold no registers,
+// and a thread reads only what it copied, so its own wait suffices (no barrier). The register
+// set that frees lets all K stages run under one face path per iteration (one branch, and one
+// block of code whose stages the compiler interleaves) instead of one per stage. Measured
+// (session 9, H200, 3D float k = 3 32x8): 1.62-1.63x roof against 1.51-1.53x; at k = 2 the
+// register input stays faster (docs/performance.md).
+// MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
+// load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
+// as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool MEMORY_ONLY = false>
+__global__ void __launch_bounds__(32 * BY)
+    temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                            StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
+                            int xshift, bool vec) {
+  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED>;
+  constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
+  extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
+  T* const halo = reinterpret_cast<T*>(temporal_partial_smem);
+  T* const staged = halo + G::HALO + (threadIdx.y * RY * WX + threadIdx.x * VX);  // slot 0, row 0
+
+  const int lane = threadIdx.x, ty = threadIdx.y;
+  int xt, yt;  // tile origin (first useful column / row); the first tile may start at -1
+  if constexpr (DIM == 3) {
+    xt = blockIdx.x * UX - xshift;
+    yt = blockIdx.y * UY;
+    // Deterministic values in the pad rows and before the first publication.
+    for (int i = ty * 32 + lane; i < G::HALO; i += 32 * BY) halo[i] = T(0);
+    __syncthreads();
+  } else {
+    xt = (blockIdx.x * BY + ty) * UX - xshift;
+    yt = 0;
+    if (xt >= g.nx) return;  // whole warp; no block barriers in 2D
+  }
+  const int xe = xt - K + lane * VX;
+  const int ye = DIM == 3 ? yt - K + ty * RY : 0;
+  const int nx = g.nx, ny = g.ny_plane, ns = g.ns;
+  const T cs = DIM == 3 ? c.cz : c.cy;
+
+  // Loads (and source reads): one byte offset per row from its plane's start, rows clamped
+  // into the grid, VX consecutive columns from xs. A lane with a cell in the grid starts at
+  // its own first column (xs = xe): its cells outside read a ghost or the neighbouring row,
+  // in bounds and never used; lanes entirely outside read in-grid columns. Addresses are a
+  // plane pointer plus these 32-bit offsets (64-bit index arithmetic per cell was a third of
+  // the rings design's load instructions).
+  int xcol[VX], yrow[RY];
+  unsigned offb[RY];
+  unsigned stored = 0;  // one bit per cell this thread stores (inside the useful tile)
+  {
+    const int xs = min(max(xe, -(VX - 1)), nx - 1);
+#pragma unroll
+    for (int v = 0; v < VX; ++v) xcol[v] = xe + v;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      yrow[r] = ye + r;
+      offb[r] = unsigned((g.origin + g.sy * min(max(yrow[r], 0), ny - 1) + xs) * sizeof(T));
+      const int ly = DIM == 3 ? ty * RY + r : K;
+      const bool yst = DIM == 3 ? (ly >= K && ly < EY - K && yrow[r] < ny) : true;
+#pragma unroll
+      for (int v = 0; v < VX; ++v) {
+        const int lx = lane * VX + v;
+        if (yst && lx >= K && lx < WX - K && xcol[v] >= 0 && xcol[v] < nx)
+          stored |= 1u << (r * VX + v);
+      }
+    }
+  }
+  const std::int64_t plane_bytes = g.ss * std::int64_t(sizeof(T));
+  const unsigned row_bytes = unsigned(g.sy * sizeof(T));
+  const bool xface = xt - K <= 0 || xt - K + WX - 1 >= nx - 1;
+  const bool yface = DIM == 3 && (yt - K <= 0 || yt - K + EY - 1 >= ny - 1);
+  auto halo_row = [&](int par, int st, int w, int side) -> T* {  // w: warp index + 1
+    return halo + ((std::size_t(par * K + st) * (BY + 2) + w) * 2 + side) * WX + lane * VX;
+  };
+
+  const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
+  const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iteration q: input plane q arrives
+  const char* const ub = reinterpret_cast<const char*>(u);
+  auto load_plane = [&](T(&dst)[RY][VX], int q) {  // planes past the grid are never used
+    if (q >= ns) return;
+    const char* pl = ub + plane_bytes * q;
+    if constexpr (VX == 2) {
+      if (vec) {
+        using V = typename Vec2<T>::type;
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          const V w = __ldg(reinterpret_cast<const V*>(pl + offb[r]));
+          dst[r][0] = w.x;
+          dst[r][1] = w.y;
+        }
+        return;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) dst[r][v] = __ldg(reinterpret_cast<const T*>(pl + offb[r]) + v);
+  };
+  auto stage_plane = [&](int q) {  // staged: planes past the grid are never used, not copied
+    if (q < ns) {
+      const char* pl = ub + plane_bytes * q;
+      T* const dst = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        const char* src = pl + offb[r];
+        if (VX == 2 && vec) {
+          cp_async<2 * sizeof(T)>(shared_address(dst + r * WX), src);
+        } else {
+#pragma unroll
+          for (int v = 0; v < VX; ++v)
+            cp_async<sizeof(T)>(shared_address(dst + r * WX + v),
+                                reinterpret_cast<const T*>(src) + v);
+        }
+      }
+    }
+    cp_async_commit();  // also when empty: one group per plane keeps the wait count exact
+  };
+  auto read_plane = [&](T(&dst)[RY][VX], int q) {
+    const T* const src = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) load_lane<T, VX>(dst[r], src + r * WX);
+  };
+  char* const outb = reinterpret_cast<char*>(out) +
+                     (g.origin + (DIM == 3 ? g.sy * ye : 0) + xe) * std::int64_t(sizeof(T));
+
+  // Input planes: set (q - q0) % SETS holds plane q, the set before it plane q-1; at the top
+  // of iteration q, plane q+1 is loaded into the set of plane q-2, or (staged) plane q is read
+  // into it. The loop is unrolled by SETS, so every set's role is a compile-time choice and
+  // nothing moves.
+  T XS[SETS][RY][VX], Xr[K > 1 ? K - 1 : 1][RY][VX], B[K][RY][VX];
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int v = 0; v < VX; ++v) {
+#pragma unroll
+      for (int i = 0; i < SETS; ++i) XS[i][r][v] = T(0);
+#pragma unroll
+      for (int s = 0; s < K; ++s) {
+        B[s][r][v] = T(0);
+        if (s < K - 1) Xr[s][r][v] = T(0);
+      }
+    }
+  if constexpr (STAGED) {
+#pragma unroll
+    for (int a = 0; a < G::AHEAD; ++a) stage_plane(q0 + a);
+  } else {
+    load_plane(XS[0], q0);
+  }
+
+  const auto iteration = [&](int q, auto set) {
+    constexpr int J = decltype(set)::value;
+    T(&X1)[RY][VX] = XS[(J + SETS - 1) % SETS];  // plane q-1
+    T(&IN)[RY][VX] = XS[J];                      // plane q
+    if constexpr (STAGED) {
+      stage_plane(q + G::AHEAD);
+      cp_async_wait<G::AHEAD>();  // plane q's copies have landed
+      read_plane(IN, q);
+    } else {
+      load_plane(XS[(J + 1) % SETS], q + 1);
+    }
+    const int par = q & 1;
+    T Y[RY][VX];
+    // Phase 1 of stage s into P[s-1]; phase 2 of every stage (see above).
+    const auto phase1 = [&](T(&P)[K][RY][VX], int s, auto faces, auto source) {
+      const int p = q - s;
+      T X[RY][VX], hlo[VX], hhi[VX];
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) X[r][v] = s == 1 ? X1[r][v] : Xr[s - 2][r][v];
+      if constexpr (DIM == 3) {
+        load_lane<T, VX>(hlo, halo_row(par ^ 1, s - 1, ty, 1));
+        load_lane<T, VX>(hhi, halo_row(par ^ 1, s - 1, ty + 2, 0));
+      } else {
+#pragma unroll
+        for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
+      }
+      constexpr bool SOURCE = decltype(source)::value;
+      const char* fplb =
+          SOURCE ? reinterpret_cast<const char*>(f) + plane_bytes * min(max(p, 0), ns - 1)
+                 : nullptr;
+      partial_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
+          P[s - 1], B[s - 1], X, hlo, hhi, c, gr, fplb, offb, xcol, yrow, nx, ny, p, ns);
+    };
+    const auto phase2 = [&](const T(&P)[K][RY][VX], auto faces) {  // Y: stage s's next input,
+                                                                   // then its result
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v) Y[r][v] = IN[r][v];
+#pragma unroll
+      for (int s = 1; s <= K; ++s) {
+        if constexpr (DIM == 3) {
+          store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 0), Y[0]);
+          store_lane<T, VX>(halo_row(par, s - 1, ty + 1, 1), Y[RY - 1]);
+        }
+        if constexpr (MEMORY_ONLY) continue;
+        // Its z-plus ghost is in P already; only the stream-face path has a last plane.
+        const bool last = (decltype(faces)::value & kFaceStream) != 0 && q - s == ns - 1;
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+#pragma unroll
+          for (int v = 0; v < VX; ++v)
+            Y[r][v] = last ? P[s - 1][r][v] : P[s - 1][r][v] + cs * Y[r][v];
+        if (s < K) {
+#pragma unroll
+          for (int r = 0; r < RY; ++r)
+#pragma unroll
+            for (int v = 0; v < VX; ++v) Xr[s - 1][r][v] = Y[r][v];
+        }
+      }
+    };
+    if constexpr (MEMORY_ONLY) {
+      T P[K][RY][VX];
+      phase2(P, std::integral_constant<int, 0>{});
+    } else if constexpr (STAGED) {  // one path for the iteration's stages at planes q-K..q-1
+      const bool stream = (q - K <= 0 && q - 1 >= 0) || (q - K <= ns - 1 && q - 1 >= ns - 1);
+      with_substep_path<DIM>(stream, xface, yface, f != nullptr, [&](auto faces, auto source) {
+        T P[K][RY][VX];
+#pragma unroll
+        for (int s = 1; s <= K; ++s) phase1(P, s, faces, source);
+        phase2(P, faces);
+      });
+    } else {  // a path per stage
+      T P[K][RY][VX];
+#pragma unroll
+      for (int s = 1; s <= K; ++s) {
+        const int p = q - s;
+        with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, f != nullptr,
+                               [&](auto faces, auto source) { phase1(P, s, faces, source); });
+      }
+      phase2(P, std::integral_constant<int, kFaceStream>{});
+    }
+    const int p = q - K;
+    if (p >= z0 && p < z1) {
+      char* const pl = outb + plane_bytes * p;
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        T* const row = reinterpret_cast<T*>(pl + (DIM == 3 ? r * row_bytes : 0u));
+#pragma unroll
+        for (int v = 0; v < VX; ++v)
+          if (stored & (1u << (r * VX + v))) row[v] = Y[r][v];
+      }
+    }
+    if constexpr (DIM == 3) __syncthreads();
+  };
+  for (int q = q0; q <= q1; q += SETS) {
+    iteration(q, std::integral_constant<int, 0>{});
+    if (q + 1 <= q1) iteration(q + 1, std::integral_constant<int, 1>{});
+    if constexpr (SETS == 3) {
+      if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
+    }
+  }
+  if constexpr (STAGED) cp_async_wait<0>();  // no copy outlives the block
+}
+
+}  // namespace heatsolve::cuda

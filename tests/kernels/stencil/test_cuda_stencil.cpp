@@ -1,0 +1,649 @@
+// GPU tests of the CUDA backend: every stencil variant (and, in CUDA builds, every compiled
+// block shape) against the CPU reference after many steps, ghost filling, reductions, and
+// "auto" selection. They skip themselves on machines without a CUDA device; the generic part
+// compiles without CUDA too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/bench/bench.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/stencil/coefficients.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/stencil/cuda/chunking.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "app/bench/cuda/stencil_bench.hpp"
+#include "kernels/stencil/cuda/stencil_launch.cuh"
+#endif
+
+namespace heatsolve {
+namespace {
+
+const std::vector<std::string> kVariants = {
+    "naive",         "shared",     "nondivergent", "2.5d", "2.5d-single-slice",
+    "2.5d-register", "2.5d-async", "2.5d-tma"};
+
+#define SKIP_WITHOUT_GPU()                                                    \
+  do {                                                                        \
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
+  } while (0)
+
+struct BcCase {
+  std::string name;
+  BoundaryFaces faces;
+};
+
+// HEATSOLVE_GPU_TEST_QUICK=1 (scripts/sanitize_gpu.sh): fewer steps and cases, for the
+// sanitizers.
+bool quick() {
+  return std::getenv("HEATSOLVE_GPU_TEST_QUICK") != nullptr;
+}
+int steps(int normal) {
+  return quick() ? 2 : normal;
+}
+
+std::vector<BcCase> bc_cases() {
+  using B = BoundaryType;
+  std::vector<BcCase> cs;
+  BoundaryFaces d, n, p, m;
+  for (int f = 0; f < 6; ++f) {
+    d[f] = {B::Dirichlet, 0.25 + 0.5 * f};
+    n[f] = {B::Neumann, -0.75 + 0.3 * f};
+    p[f] = {B::Periodic, 0.0};
+  }
+  m[0] = {B::Dirichlet, 1.5};
+  m[1] = {B::Neumann, -2.0};
+  m[2] = {B::Periodic, 0.0};
+  m[3] = {B::Periodic, 0.0};
+  m[4] = {B::Neumann, 0.5};
+  m[5] = {B::Dirichlet, -1.0};
+  if (!quick()) {
+    cs.push_back({"dirichlet", d});
+    cs.push_back({"neumann", n});
+    cs.push_back({"periodic", p});
+  }
+  cs.push_back({"mixed", m});
+  return cs;
+}
+
+GridDesc make_grid(int dims) {
+  GridDesc g;
+  g.dims = dims;
+  if (dims == 3) {  // odd sizes: not multiples of any block
+    g.nx = 37;
+    g.ny = 29;
+    g.nz = 23;
+  } else {
+    g.nx = 67;
+    g.ny = 45;
+    g.nz = 1;
+  }
+  g.hx = 1.0 / g.nx;
+  g.hy = 1.3 / g.ny;
+  g.hz = 0.8 / g.nz;
+  return g;
+}
+
+template <typename T>
+std::vector<T> random_field(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <typename T>
+double max_rel_interior(const std::vector<T>& a, const std::vector<T>& ref, const GridDesc& g,
+                        std::string* where = nullptr) {
+  double num = 0, den = 0;
+  const int nz = g.dims == 3 ? g.nz : 1;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t idx = g.index(i, j, g.dims == 3 ? k : 0);
+        const double e = std::abs(double(a[idx]) - double(ref[idx]));
+        if (!(e <= num)) {  // NaN counts as the worst
+          num = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+          if (where)
+            *where = "(" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
+                     ") got " + std::to_string(double(a[idx])) + " want " +
+                     std::to_string(double(ref[idx]));
+        }
+        den = std::max(den, std::abs(double(ref[idx])));
+      }
+  return num / std::max(den, 1e-300);
+}
+
+template <typename T>
+constexpr double tolerance() {
+  return sizeof(T) == sizeof(float) ? 1e-5 : 1e-12;
+}
+
+// Runs `steps` heat steps (ghost fill, sweep with a random source, swap) on the CPU reference
+// and on `dev`, poisoning the device output with NaN before every sweep; `sweep` launches
+// the device sweep. Returns the relative interior difference.
+template <typename T, typename Sweep>
+double compare_steps(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int steps,
+                     unsigned seed, Sweep&& sweep, std::string* where) {
+  CpuBackend<T> cpu;
+  const std::size_t n = g.padded_size();
+  const std::vector<T> u0 = random_field<T>(n, seed), f0 = random_field<T>(n, seed + 1);
+  const std::vector<T> poison(n, std::numeric_limits<T>::quiet_NaN());
+  const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+
+  std::vector<T> cu = u0, cout = u0, cf = f0;
+  auto du = dev.allocate(n), dout = dev.allocate(n), df = dev.allocate(n);
+  du->copy_from_host(u0.data());
+  df->copy_from_host(f0.data());
+  for (int s = 0; s < steps; ++s) {
+    cpu_apply_boundary(cu.data(), g, bc);
+    cpu_stencil(cu.data(), cout.data(), cf.data(), g, c);
+    std::swap(cu, cout);
+
+    dev.apply_boundary(du->data(), g, bc);
+    dout->copy_from_host(poison.data());
+    sweep(du->data(), dout->data(), df->data(), c);
+    std::swap(du, dout);
+  }
+  dev.synchronize();
+  std::vector<T> got(n);
+  du->copy_to_host(got.data());
+  return max_rel_interior(got, cu, g, where);
+}
+
+template <typename T>
+void check_variants() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (const BcCase& bc : bc_cases()) {
+      for (const std::string& v : kVariants) {
+        SCOPED_TRACE(v + " " + std::to_string(dims) + "D " + bc.name);
+        BackendOptions o;
+        o.kernel = v;
+        auto dev = make_backend<T>(BackendKind::Cuda, o);
+        EXPECT_EQ(dev->prepare(g), v);
+        std::string where;
+        const double err = compare_steps<T>(
+            *dev, g, bc.faces, steps(50), 17u + dims,
+            [&](const T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
+              dev->stencil(u, out, f, g, c);
+            },
+            &where);
+        EXPECT_LE(err, tolerance<T>()) << "worst at " << where;
+      }
+    }
+  }
+}
+
+TEST(CudaStencil, EveryVariantMatchesCpuFloat) {
+  check_variants<float>();
+}
+TEST(CudaStencil, EveryVariantMatchesCpuDouble) {
+  check_variants<double>();
+}
+
+// Without a source (f == nullptr) too.
+TEST(CudaStencil, NoSourceMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (const std::string& v : kVariants) {
+      SCOPED_TRACE(v + " " + std::to_string(dims) + "D");
+      BackendOptions o;
+      o.kernel = v;
+      auto dev = make_backend<double>(BackendKind::Cuda, o);
+      CpuBackend<double> cpu;
+      const std::size_t n = g.padded_size();
+      std::vector<double> u = random_field<double>(n, 5), ref(n), got(n);
+      const BoundaryFaces bc = bc_cases().back().faces;
+      cpu_apply_boundary(u.data(), g, bc);
+      const StencilCoeffs<double> c = jacobi_coeffs<double>(g);
+      cpu_stencil(u.data(), ref.data(), static_cast<const double*>(nullptr), g, c);
+      auto du = dev->allocate(n), dout = dev->allocate(n);
+      du->copy_from_host(u.data());
+      std::vector<double> poison(n, std::numeric_limits<double>::quiet_NaN());
+      dout->copy_from_host(poison.data());
+      dev->stencil(du->data(), dout->data(), nullptr, g, c);
+      dout->copy_to_host(got.data());
+      EXPECT_LE(max_rel_interior(got, ref, g), 1e-13);
+    }
+  }
+}
+
+TEST(CudaStencil, GhostFillMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3})
+    for (const BcCase& bc : bc_cases()) {
+      SCOPED_TRACE(std::to_string(dims) + "D " + bc.name);
+      const GridDesc g = make_grid(dims);
+      auto dev = make_backend<double>(BackendKind::Cuda, {});
+      const std::size_t n = g.padded_size();
+      std::vector<double> ref = random_field<double>(n, 9), got(n);
+      auto du = dev->allocate(n);
+      du->copy_from_host(ref.data());
+      BoundaryFaces faces = bc.faces;
+      faces[1].type = BoundaryType::Exchange;  // must stay untouched
+      cpu_apply_boundary(ref.data(), g, faces);
+      dev->apply_boundary(du->data(), g, faces);
+      du->copy_to_host(got.data());
+      for (std::size_t q = 0; q < n; ++q) ASSERT_EQ(got[q], ref[q]) << "index " << q;
+    }
+}
+
+TEST(CudaStencil, AutoPicksAVariant) {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    auto dev = make_backend<float>(BackendKind::Cuda, {});
+    const GridDesc g = make_grid(dims);
+    const std::string choice = dev->prepare(g);
+    EXPECT_NE(std::find(kVariants.begin(), kVariants.end(), choice), kVariants.end()) << choice;
+    EXPECT_EQ(dev->prepare(g), choice);  // cached
+    std::string where;
+    const double err = compare_steps<float>(
+        *dev, g, bc_cases()[0].faces, steps(10), 3,
+        [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
+          dev->stencil(u, out, f, g, c);
+        },
+        &where);
+    EXPECT_LE(err, 1e-5) << where;
+  }
+}
+
+// The MPI overlap path sweeps the core and the boundary slabs separately: slabs of whole
+// outer layers (z in 3D, y in 2D), of any thickness down to one layer, must tile the interior
+// to exactly stencil()'s bits, for every variant.
+TEST(CudaStencil, SlabRegionsTileToTheFullSweep) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (const std::string& name : kVariants) {
+    for (int dims : {2, 3}) {
+      BackendOptions opts;
+      opts.kernel = name;
+      auto dev = make_backend<double>(BackendKind::Cuda, opts);
+      const GridDesc g = make_grid(dims);
+      dev->prepare(g);
+      const std::size_t n = g.padded_size();
+      std::vector<double> host(n), fh(n);
+      for (auto& v : host) v = dist(rng);
+      for (auto& v : fh) v = dist(rng);
+      auto u = dev->allocate(n), f = dev->allocate(n), full = dev->allocate(n),
+           split = dev->allocate(n);
+      u->copy_from_host(host.data());
+      f->copy_from_host(fh.data());
+      const std::vector<double> poison(n, std::numeric_limits<double>::quiet_NaN());
+      full->copy_from_host(poison.data());
+      split->copy_from_host(poison.data());
+      const StencilCoeffs<double> c = heat_coeffs<double>(g, 1.0, 0.2 * stable_dt(g, 1.0));
+      dev->stencil(u->data(), full->data(), f->data(), g, c);
+      const int outer = dims == 3 ? g.nz : g.ny, ax = dims == 3 ? 2 : 1;
+      const int cuts[] = {0, 1, 3, outer - 1, outer};  // slabs of 1, 2, outer-4 and 1 layers
+      for (int s = 0; s + 1 < 5; ++s) {
+        CellRange r;
+        r.hi = {g.nx, g.ny, dims == 3 ? g.nz : 1};
+        r.lo[ax] = cuts[s];
+        r.hi[ax] = cuts[s + 1];
+        ASSERT_TRUE(dev->stencil_region(u->data(), split->data(), f->data(), g, c, r)) << name;
+      }
+      CellRange partial_x;  // not a whole-layer slab: the backend declines
+      partial_x.hi = {g.nx - 1, g.ny, dims == 3 ? g.nz : 1};
+      EXPECT_FALSE(dev->stencil_region(u->data(), split->data(), f->data(), g, c, partial_x));
+      std::vector<double> a(n), b(n);
+      full->copy_to_host(a.data());
+      split->copy_to_host(b.data());
+      const int nz = dims == 3 ? g.nz : 1;
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < g.ny; ++j)
+          for (int i = 0; i < g.nx; ++i) {
+            const std::int64_t idx = g.index(i, j, dims == 3 ? k : 0);
+            ASSERT_EQ(a[idx], b[idx])
+                << name << " dims " << dims << " at " << i << "," << j << "," << k;
+          }
+    }
+  }
+}
+
+TEST(CudaStencil, UnknownKernelAndBadBlockThrow) {
+  SKIP_WITHOUT_GPU();
+  BackendOptions o;
+  o.kernel = "no-such-kernel";
+  EXPECT_THROW(make_backend<float>(BackendKind::Cuda, o), BackendError);
+  o.kernel = "naive";
+  o.block = {3, 5, 7};
+  auto dev = make_backend<float>(BackendKind::Cuda, o);
+  EXPECT_THROW(dev->prepare(make_grid(3)), BackendError);
+}
+
+template <typename T>
+void check_reductions() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    const std::size_t n = g.padded_size();
+    const std::vector<T> a = random_field<T>(n, 21, -2, 3), b = random_field<T>(n, 22),
+                         f = random_field<T>(n, 23);
+    CpuBackend<T> cpu;
+    auto dev = make_backend<T>(BackendKind::Cuda, {});
+    auto da = dev->allocate(n), db = dev->allocate(n), df = dev->allocate(n);
+    da->copy_from_host(a.data());
+    db->copy_from_host(b.data());
+    df->copy_from_host(f.data());
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::SumSquares, ReduceOp::MaxAbs}) {
+      SCOPED_TRACE(std::to_string(dims) + "D op " + std::to_string(int(op)));
+      auto near = [](double got, double want) {
+        EXPECT_NEAR(got, want, 1e-11 * std::max(1.0, std::abs(want)));
+      };
+      const double r1 = dev->reduce(da->data(), g, op);
+      near(r1, cpu.reduce(a.data(), g, op));
+      EXPECT_EQ(r1, dev->reduce(da->data(), g, op));  // deterministic, bit for bit
+      near(dev->reduce_diff(da->data(), db->data(), g, op),
+           cpu.reduce_diff(a.data(), b.data(), g, op));
+      near(dev->reduce_residual(da->data(), df->data(), g, op),
+           cpu.reduce_residual(a.data(), f.data(), g, op));
+      near(dev->reduce_residual(da->data(), nullptr, g, op),
+           cpu.reduce_residual(a.data(), nullptr, g, op));
+    }
+  }
+}
+
+TEST(CudaReduce, MatchesCpuFloat) {
+  check_reductions<float>();
+}
+TEST(CudaReduce, MatchesCpuDouble) {
+  check_reductions<double>();
+}
+
+TEST(CudaStencil, BenchWithoutDeviceOrCudaFails) {
+  if (cuda_device_available()) GTEST_SKIP() << "a device is present";
+  StencilBenchOptions o;
+  o.size = 16;
+  EXPECT_NE(run_stencil_bench(o, false), 0);
+}
+
+#ifdef HEATSOLVE_HAVE_CUDA
+// Planes per block (host arithmetic, no device needed). The cases are the measured ones of
+// docs/performance.md (session 5, H200: 132 SMs).
+TEST(CudaChunking, WaveChunkPicksFullRounds) {
+  using cuda::wave_chunk;
+  // 3D float temporal k = 2: 171 tiles, 2 blocks per SM. 43 planes: 12 chunks, 7.77 rounds.
+  EXPECT_EQ(wave_chunk(171, 512, 2 * 132, 4, 32), 43);
+  // 2D double 2.5d-tma: 16 tiles, 2 blocks per SM: 99 chunks of 83 rows, exactly 6 rounds.
+  EXPECT_EQ(wave_chunk(16, 8192, 2 * 132, 2, 32), 83);
+  // No chunk of >= 32 planes makes 6 rounds: the best score, here the most blocks (34).
+  EXPECT_EQ(wave_chunk(1, 100, 1000, 4, 32), 34);
+  // ... and here one round filled to 99 % (58 chunks of 142 planes, 1044 of 1056 slots).
+  EXPECT_EQ(wave_chunk(18, 8192, 8 * 132, 8, 32), 142);
+  // Fewer planes than min_chunk: one chunk.
+  EXPECT_EQ(wave_chunk(1, 5, 264, 4, 32), 5);
+  // Every result is a real chunk: >= min_chunk (or all planes), <= ns, and where 6 rounds are
+  // possible its last round is at least 5/6 full.
+  for (int tiles : {1, 7, 64, 128, 171, 387, 1000})
+    for (int ns : {1, 31, 64, 200, 512, 4096})
+      for (int slots : {132, 264, 396}) {
+        const int chunk = wave_chunk(tiles, ns, slots, 4, 32);
+        EXPECT_GE(chunk, std::min(32, ns));
+        EXPECT_LE(chunk, ns);
+        const double w = double(tiles) * cuda::cdiv(ns, chunk) / slots;
+        int most = 1;  // chunks of the smallest chunk >= 32 planes
+        while (most < ns && cuda::cdiv(ns, most + 1) >= 32) ++most;
+        if (double(tiles) * most / slots >= 6 && ns >= 32) {
+          EXPECT_GE(w, 6.0) << tiles << " " << ns << " " << slots;
+          EXPECT_GE(w / std::ceil(w), 5.0 / 6.0) << tiles << " " << ns << " " << slots;
+        }
+      }
+}
+
+// Each rung's automatic planes per block: the measured choices (docs/performance.md).
+TEST(CudaChunking, RungDefaultsAreTheMeasuredOnes) {
+  using namespace cuda;
+  EXPECT_EQ(tma_chunk(3, 4, 32, 512, 132, 132), 128);      // 3D float: one round, 4 x 128 planes
+  EXPECT_EQ(tma_chunk(3, 4, 128, 1024, 132, 132), 1024);   // 1024^3: 128 whole columns
+  EXPECT_EQ(tma_chunk(3, 8, 64, 512, 132, 132), 32);       // 3D double: 7.8 full rounds
+  EXPECT_EQ(tma_chunk(2, 8, 16, 8192, 2 * 132, 132), 83);  // 2D: the wave-aware rule
+  EXPECT_EQ(register_chunk(2, 16, 8192, 132), 12);         // 2D: 12 rows
+  EXPECT_EQ(register_chunk(3, 256, 512, 132), auto_chunk(256, 512, 16 * 132));
+  EXPECT_EQ(temporal_chunk(2, 387, 512, 5 * 132), 35);  // 3D float k = 2 default (partial sums,
+                                                        // 9 x 43 tiles, 5 blocks per SM)
+  EXPECT_EQ(temporal_chunk(2, 171, 512, 2 * 132), 43);  // rings 32x8 (3D float until session 7)
+  // 2.5d-async: one round of long chunks when the tiles leave slots free, else auto_chunk.
+  EXPECT_EQ(one_round_chunk(64, 512, 256, 132), 128);
+  EXPECT_EQ(one_round_chunk(512, 512, 256, 132), auto_chunk(512, 512, 16 * 132));
+  EXPECT_EQ(one_round_chunk(2, 64, 132, 132), 16);  // small grids: at least 16 planes
+}
+
+// Backend::stencil_with_boundary (the heat loop's sweep) against apply_boundary + stencil: the
+// interior of out bit for bit, with u's physical ghosts poisoned (a kernel that applies the
+// rules itself must not read them), an Exchange face whose ghosts must be read, every face
+// type (periodic: the fallback), odd grids (partial tiles), whole tiles and a degenerate grid.
+template <typename T>
+void check_rules_in_sweep() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3})
+    for (int grid = 0; grid < 3; ++grid) {
+      GridDesc g = make_grid(dims);
+      if (grid == 1) {  // one cell across x, two across y, one plane in 3D
+        g.nx = 1;
+        g.ny = 2;
+        if (dims == 3) g.nz = 1;
+      } else if (grid == 2) {  // whole 2.5d-tma tiles (default shapes: 256 x 8, 2D 512)
+        g.nx = dims == 3 ? 256 : 512;
+        g.ny = dims == 3 ? 16 : 9;
+        g.nz = dims == 3 ? 5 : 1;
+      }
+      for (const BcCase& bc : bc_cases())
+        for (const std::string v : {"2.5d-tma", "2.5d-register"}) {
+          if (!stencil_variant_supported(*parse_stencil_variant(v))) continue;
+          SCOPED_TRACE(v + " " + std::to_string(dims) + "D grid " + std::to_string(grid) + " " +
+                       bc.name);
+          BackendOptions o;
+          o.kernel = v;
+          auto dev = make_backend<T>(BackendKind::Cuda, o);
+          dev->prepare(g);
+          BoundaryFaces faces = bc.faces;
+          faces[2].type = BoundaryType::Exchange;  // y-: its ghosts are another rank's values
+          if (faces[3].type == BoundaryType::Periodic) faces[3].type = BoundaryType::Exchange;
+          const std::size_t n = g.padded_size();
+          const std::vector<T> u0 = random_field<T>(n, 5), f0 = random_field<T>(n, 6);
+          std::vector<T> poisoned = u0;  // NaN in every ghost cell but the Exchange faces'
+          const int nz = g.dims == 3 ? g.nz : 1, kg = g.dims == 3 ? 1 : 0;
+          for (int k = -kg; k < nz + kg; ++k)
+            for (int j = -1; j <= g.ny; ++j)
+              for (int i = -1; i <= g.nx; ++i) {
+                const bool ghost = i < 0 || i >= g.nx || j < 0 || j >= g.ny || k < 0 || k >= nz;
+                const bool exchanged = i >= 0 && i < g.nx && k >= 0 && k < nz &&
+                                       ((j == -1 && faces[2].type == BoundaryType::Exchange) ||
+                                        (j == g.ny && faces[3].type == BoundaryType::Exchange));
+                if (ghost && !exchanged)
+                  poisoned[g.index(i, j, k)] = std::numeric_limits<T>::quiet_NaN();
+              }
+          auto du = dev->allocate(n), dp = dev->allocate(n), df = dev->allocate(n),
+               da = dev->allocate(n), db = dev->allocate(n);
+          du->copy_from_host(u0.data());
+          dp->copy_from_host(poisoned.data());
+          df->copy_from_host(f0.data());
+          const StencilCoeffs<T> c = heat_coeffs<T>(g, 0.7, 0.2 * stable_dt(g, 0.7));
+          dev->apply_boundary(du->data(), g, faces);
+          dev->stencil(du->data(), da->data(), df->data(), g, c);
+          std::vector<T> want(n), got(n);
+          da->copy_to_host(want.data());
+          const auto check = [&](const std::string& what) {
+            db->copy_to_host(got.data());
+            for (int k = 0; k < nz; ++k)
+              for (int j = 0; j < g.ny; ++j)
+                for (int i = 0; i < g.nx; ++i) {
+                  const std::int64_t q = g.index(i, j, k);
+                  ASSERT_EQ(std::memcmp(&got[q], &want[q], sizeof(T)), 0)
+                      << what << " cell (" << i << "," << j << "," << k << "): " << got[q] << " vs "
+                      << want[q];
+                }
+          };
+          dev->stencil_with_boundary(dp->data(), db->data(), df->data(), g, c, faces);
+          check("backend");
+          // Every compiled 2.5d-tma shape, with chunks of 1 and 3 planes and the automatic
+          // one (a chunk of one plane stages the ghost planes -1 and ns together).
+          const StencilVariant tma = StencilVariant::Tma25D;
+          if (v != "2.5d-tma" || !cuda::stencil_applies_rules(tma, faces)) continue;
+          for (cuda::StencilShape shape : cuda::compiled_shapes<T>(tma, dims))
+            for (int chunk : {1, 3, 0}) {
+              shape.bz = chunk;
+              // The reference with this shape's own arithmetic (u's ghosts filled above).
+              cuda::launch_stencil<T>(tma, shape, du->data(), da->data(), df->data(), g, c,
+                                      nullptr);
+              da->copy_to_host(want.data());
+              dp->copy_from_host(poisoned.data());
+              cuda::launch_stencil<T>(tma, shape, dp->data(), db->data(), df->data(), g, c, nullptr,
+                                      &faces);
+              check(shape.str());
+            }
+        }
+    }
+}
+
+TEST(CudaStencil, RulesInSweepMatchGhostFillFloat) {
+  check_rules_in_sweep<float>();
+}
+TEST(CudaStencil, RulesInSweepMatchGhostFillDouble) {
+  check_rules_in_sweep<double>();
+}
+
+// Every compiled block shape of every variant (including the ones BackendOptions.block cannot
+// name), with explicit small chunks for the streaming rungs.
+template <typename T>
+void check_all_shapes() {
+  SKIP_WITHOUT_GPU();
+  for (int dims : {2, 3}) {
+    const GridDesc g = make_grid(dims);
+    for (StencilVariant v : kAllStencilVariants) {
+      std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, dims);
+      const bool streaming = v == StencilVariant::Streaming25D ||
+                             v == StencilVariant::SingleSlice25D ||
+                             v == StencilVariant::Register25D || v == StencilVariant::Async25D ||
+                             v == StencilVariant::Tma25D;
+      if (streaming)
+        for (std::size_t q = 0, m = shapes.size(); q < m; ++q) {
+          cuda::StencilShape s = shapes[q];
+          s.bz = 5;  // chunks of 5 planes: the last one partial
+          shapes.push_back(s);
+          s.bz = 1;
+          shapes.push_back(s);
+        }
+      for (const cuda::StencilShape& s : shapes) {
+        SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " " +
+                     std::to_string(dims) + "D");
+        auto dev = make_backend<T>(BackendKind::Cuda, {});
+        std::string where;
+        const double err = compare_steps<T>(
+            *dev, g, bc_cases().back().faces, steps(12), 31,
+            [&](const T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
+              cuda::launch_stencil<T>(v, s, u, out, f, g, c, nullptr);
+            },
+            &where);
+        EXPECT_LE(err, tolerance<T>()) << "worst at " << where;
+      }
+    }
+  }
+}
+
+TEST(CudaStencil, EveryCompiledShapeFloat) {
+  check_all_shapes<float>();
+}
+TEST(CudaStencil, EveryCompiledShapeDouble) {
+  check_all_shapes<double>();
+}
+
+// 2.5d-async and 2.5d-tma stage planes with copies whose alignment depends on nx, on the plane
+// and on the buffer address (vector cp.async; 16-byte aligned bulk row copies): every
+// compiled shape of both on grids of both nx parities, degenerate
+// extents (nx, ny or nz = 1; a tile wider than the grid; several partial tiles), chunks of
+// 1, 3 and auto planes (fewer planes than stages), buffers shifted by 0..3 elements, with
+// and without a source; ghost cells of `out` must stay untouched (poisoned).
+template <typename T>
+void check_async_edges() {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    int dims, nx, ny, nz;
+  };
+  const std::vector<Case> cases =
+      quick() ? std::vector<Case>{{3, 38, 9, 5}, {2, 66, 7, 1}}
+              : std::vector<Case>{{3, 38, 29, 23}, {3, 130, 9, 7},  {3, 37, 1, 1},  {3, 1, 5, 3},
+                                  {3, 6, 17, 2},   {3, 259, 35, 6}, {2, 66, 45, 1}, {2, 1030, 4, 1},
+                                  {2, 600, 7, 1},  {2, 67, 1, 1},   {2, 1, 9, 1}};
+  const BoundaryFaces bc = bc_cases().back().faces;
+  for (const Case& cs : cases) {
+    GridDesc g;
+    g.dims = cs.dims;
+    g.nx = cs.nx;
+    g.ny = cs.ny;
+    g.nz = cs.nz;
+    g.hx = 1.0 / g.nx;
+    g.hy = 1.3 / g.ny;
+    g.hz = 0.8 / g.nz;
+    const std::size_t n = g.padded_size();
+    const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+    std::vector<T> u = random_field<T>(n, 41), f = random_field<T>(n, 42);
+    cpu_apply_boundary(u.data(), g, bc);
+    std::vector<T> ref(n), ref_nof(n);
+    cpu_stencil(u.data(), ref.data(), f.data(), g, c);
+    cpu_stencil(u.data(), ref_nof.data(), static_cast<const T*>(nullptr), g, c);
+    auto dev = make_backend<T>(BackendKind::Cuda, {});
+    constexpr int kMaxShift = 3;
+    const std::size_t padded = n + kMaxShift;
+    auto du = dev->allocate(padded), df = dev->allocate(padded), dout = dev->allocate(padded);
+    const std::vector<T> poison(padded, std::numeric_limits<T>::quiet_NaN());
+    for (StencilVariant v : {StencilVariant::Async25D, StencilVariant::Tma25D})
+      for (const cuda::StencilShape& base : cuda::compiled_shapes<T>(v, g.dims))
+        for (int chunk : {0, 1, 3})
+          for (int shift = 0; shift <= kMaxShift; ++shift)
+            for (bool with_f : {true, false}) {
+              cuda::StencilShape s = base;
+              s.bz = chunk;
+              SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " grid " +
+                           std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                           std::to_string(g.nz) + " " + std::to_string(g.dims) + "D shift " +
+                           std::to_string(shift) + (with_f ? " source" : " no source"));
+              std::vector<T> host(padded, T(0));
+              std::copy(u.begin(), u.end(), host.begin() + shift);
+              du->copy_from_host(host.data());
+              std::fill(host.begin(), host.end(), T(0));
+              std::copy(f.begin(), f.end(), host.begin() + shift);
+              df->copy_from_host(host.data());
+              dout->copy_from_host(poison.data());
+              cuda::launch_stencil<T>(v, s, du->data() + shift, dout->data() + shift,
+                                      with_f ? df->data() + shift : nullptr, g, c, nullptr);
+              dev->synchronize();
+              dout->copy_to_host(host.data());
+              const std::vector<T> got(host.begin() + shift, host.begin() + shift + n);
+              std::string where;
+              EXPECT_LE(max_rel_interior(got, with_f ? ref : ref_nof, g, &where), tolerance<T>())
+                  << "worst at " << where;
+              // Only interior cells are written: everything else keeps its NaN.
+              std::size_t written = 0;
+              for (const T& v : host) written += !std::isnan(v);
+              EXPECT_EQ(written, g.interior_size());
+            }
+  }
+}
+
+TEST(CudaStencil, AsyncEdgesFloat) {
+  check_async_edges<float>();
+}
+TEST(CudaStencil, AsyncEdgesDouble) {
+  check_async_edges<double>();
+}
+
+#endif
+
+}  // namespace
+}  // namespace heatsolve

@@ -1,0 +1,413 @@
+// GPU tests of temporal blocking (kernels/stencil/cuda/temporal_*.cu*): a pass of k fused heat steps
+// against k single steps (apply_boundary + the 2.5d-register sweep) on the same device, on
+// odd sizes, every boundary type, with a source, output poisoned with NaN. Dirichlet/Neumann
+// faces run fused passes; periodic faces (and any mix containing one) must take the backend's
+// single-step fallback. Skipped without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/stencil/coefficients.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/stencil/cuda/stencil_launch.cuh"
+#include "kernels/stencil/cuda/temporal_launch.cuh"
+#endif
+
+namespace heatsolve {
+namespace {
+
+#ifdef HEATSOLVE_HAVE_CUDA
+
+bool quick() {
+  return std::getenv("HEATSOLVE_GPU_TEST_QUICK") != nullptr;
+}
+
+struct Case {
+  std::string name;
+  BoundaryFaces faces;
+};
+
+std::vector<Case> cases() {
+  using B = BoundaryType;
+  BoundaryFaces d, n, m, p, mp;
+  for (int f = 0; f < 6; ++f) {
+    d[f] = {B::Dirichlet, 0.25 + 0.5 * f};
+    n[f] = {B::Neumann, -0.75 + 0.3 * f};
+    p[f] = {B::Periodic, 0.0};
+  }
+  m[0] = {B::Dirichlet, 1.5};
+  m[1] = {B::Neumann, -2.0};
+  m[2] = {B::Neumann, 0.7};
+  m[3] = {B::Dirichlet, 0.2};
+  m[4] = {B::Neumann, 0.5};
+  m[5] = {B::Dirichlet, -1.0};
+  mp = m;
+  mp[2] = mp[3] = {B::Periodic, 0.0};
+  std::vector<Case> cs{{"mixed", m}};
+  if (!quick()) {
+    cs.push_back({"dirichlet", d});
+    cs.push_back({"neumann", n});
+    cs.push_back({"periodic", p});
+    cs.push_back({"mixed-periodic", mp});
+  }
+  return cs;
+}
+
+std::vector<GridDesc> grids(int dims) {
+  std::vector<GridDesc> out;
+  // Odd and even nx: with nx even the partial-sums design shifts its tiles and loads aligned
+  // vectors (partial_vector_shift), with nx odd it loads single values.
+  const int sizes3[][3] = {{37, 29, 23}, {64, 30, 17}, {70, 45, 19}};
+  const int sizes2[][2] = {{67, 45}, {130, 20}, {131, 9}};
+  for (int q = 0; q < 3; ++q) {
+    if (quick() && q == 2) break;
+    GridDesc g;
+    g.dims = dims;
+    if (dims == 3) {
+      g.nx = sizes3[q][0];
+      g.ny = sizes3[q][1];
+      g.nz = sizes3[q][2];
+    } else {
+      g.nx = sizes2[q][0];
+      g.ny = sizes2[q][1];
+      g.nz = 1;
+    }
+    g.hx = 1.0 / g.nx;
+    g.hy = 1.3 / g.ny;
+    g.hz = dims == 3 ? 0.8 / g.nz : 1.0;
+    out.push_back(g);
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> random_field(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+struct Diff {
+  double rel = 0;
+  long long differing = 0;  // interior cells whose bits differ
+  std::string where;
+};
+
+template <typename T>
+Diff compare(const std::vector<T>& a, const std::vector<T>& ref, const GridDesc& g) {
+  Diff d;
+  double num = 0, den = 0;
+  const int nz = g.dims == 3 ? g.nz : 1;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t idx = g.index(i, j, g.dims == 3 ? k : 0);
+        if (std::memcmp(&a[idx], &ref[idx], sizeof(T)) != 0) ++d.differing;
+        const double e = std::abs(double(a[idx]) - double(ref[idx]));
+        if (!(e <= num)) {
+          num = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+          d.where = "(" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
+                    ") got " + std::to_string(double(a[idx])) + " want " +
+                    std::to_string(double(ref[idx]));
+        }
+        den = std::max(den, std::abs(double(ref[idx])));
+      }
+  d.rel = num / std::max(den, 1e-300);
+  return d;
+}
+
+// `n` steps from the same random state: reference = n x (apply_boundary + 2.5d-register
+// sweep); fused = `run(u, tmp)` returning the buffer with the result. Scratch buffers are
+// poisoned with NaN first.
+template <typename T, typename Run>
+Diff run_case(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int n, bool source,
+              Run&& run) {
+  const std::size_t np = g.padded_size();
+  const std::vector<T> u0 = random_field<T>(np, 11 + n), f0 = random_field<T>(np, 12 + n);
+  const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+  const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+  auto a = dev.allocate(np), b = dev.allocate(np), fa = dev.allocate(np);
+  fa->copy_from_host(f0.data());
+  const T* f = source ? fa->data() : nullptr;
+  // Reference.
+  a->copy_from_host(u0.data());
+  b->copy_from_host(poison.data());
+  const cuda::StencilShape shape =
+      cuda::resolve_shape<T>(StencilVariant::Register25D, g.dims, {0, 0, 0});
+  T* u = a->data();
+  T* t = b->data();
+  for (int s = 0; s < n; ++s) {
+    dev.apply_boundary(u, g, bc);
+    cuda::launch_stencil<T>(StencilVariant::Register25D, shape, u, t, f, g, c, nullptr);
+    std::swap(u, t);
+  }
+  dev.synchronize();
+  std::vector<T> ref(np), got(np);
+  if (u == a->data())
+    a->copy_to_host(ref.data());
+  else
+    b->copy_to_host(ref.data());
+  // Fused.
+  a->copy_from_host(u0.data());
+  b->copy_from_host(poison.data());
+  T* res = run(a->data(), b->data(), f, c);
+  dev.synchronize();
+  if (res == a->data())
+    a->copy_to_host(got.data());
+  else
+    b->copy_to_host(got.data());
+  return compare(got, ref, g);
+}
+
+template <typename T>
+double tol() {
+  return sizeof(T) == 4 ? 1e-6 : 1e-14;
+}
+
+// Every compiled shape, one pass of k steps, with and without source, small chunks too.
+template <typename T>
+void check_shapes() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  for (int dims : {2, 3})
+    for (const GridDesc& g : grids(dims))
+      for (cuda::TemporalShape shape : cuda::temporal_shapes<T>(dims))
+        for (int chunk : {0, 5})
+          for (const Case& bc : cases()) {
+            if (!cuda::temporal_supported(g, bc.faces)) continue;
+            for (bool source : {true, false}) {
+              if (quick() && (!source || chunk)) continue;
+              shape.chunk = chunk;
+              SCOPED_TRACE(shape.str() + " " + std::to_string(g.nx) + "x" + std::to_string(g.ny) +
+                           "x" + std::to_string(g.nz) + " " + bc.name + (source ? " +f" : " no f"));
+              auto dev = make_backend<T>(BackendKind::Cuda, {});
+              const Diff d =
+                  run_case<T>(*dev, g, bc.faces, shape.k, source,
+                              [&](T* u, T* tmp, const T* f, const StencilCoeffs<T>& c) {
+                                cuda::launch_temporal<T>(shape, u, tmp, f, g, c, bc.faces, nullptr);
+                                return tmp;
+                              });
+              EXPECT_LE(d.rel, tol<T>()) << "worst at " << d.where;
+              // Same point function, same order: bit-for-bit (reported; the bound is the test).
+              if (d.differing)
+                std::printf("temporal %s %s: %lld cells differ in bits (rel %.3g)\n",
+                            shape.str().c_str(), bc.name.c_str(), d.differing, d.rel);
+            }
+          }
+}
+
+TEST(CudaTemporal, EveryShapeMatchesSingleStepsFloat) {
+  check_shapes<float>();
+}
+TEST(CudaTemporal, EveryShapeMatchesSingleStepsDouble) {
+  check_shapes<double>();
+}
+
+// The bench's memory-only twin of a partial-sums shape (row "temporal-memory") must move every
+// cell the real pass moves: it stores input plane p + k as plane p, so a twin that skipped a
+// load or a store (or stored outside the interior) fails here. Rings shapes have no twin.
+template <typename T>
+void check_memory_twin() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  int twins = 0;
+  for (int dims : {2, 3})
+    for (const GridDesc& g : grids(dims))
+      for (cuda::TemporalShape shape : cuda::temporal_shapes<T>(dims))
+        for (int chunk : {0, 5}) {
+          shape.chunk = chunk;
+          shape.memory_only = true;
+          auto dev = make_backend<T>(BackendKind::Cuda, {});
+          const std::size_t np = g.padded_size();
+          const std::vector<T> u0 = random_field<T>(np, 21);
+          const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+          auto a = dev->allocate(np), b = dev->allocate(np);
+          a->copy_from_host(u0.data());
+          b->copy_from_host(poison.data());
+          const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+          const BoundaryFaces bc = cases()[0].faces;
+          if (shape.design == cuda::TemporalDesign::Rings) {
+            EXPECT_THROW(
+                cuda::launch_temporal<T>(shape, a->data(), b->data(), nullptr, g, c, bc, nullptr),
+                BackendError);
+            continue;
+          }
+          ++twins;
+          SCOPED_TRACE(shape.str() + " " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                       std::to_string(g.nz));
+          cuda::launch_temporal<T>(shape, a->data(), b->data(), nullptr, g, c, bc, nullptr);
+          dev->synchronize();
+          std::vector<T> got(np);
+          b->copy_to_host(got.data());
+          const int ns = dims == 3 ? g.nz : g.ny;
+          long long wrong = 0, ghosts_written = 0;
+          for (std::int64_t i = 0; i < std::int64_t(np); ++i) {
+            if (!std::isnan(double(got[i]))) ++ghosts_written;  // counted back below
+          }
+          for (int p = 0; p < ns; ++p)
+            for (int j = 0; j < (dims == 3 ? g.ny : 1); ++j)
+              for (int i = 0; i < g.nx; ++i) {
+                const std::int64_t at = dims == 3 ? g.index(i, j, p) : g.index(i, p, 0);
+                --ghosts_written;  // an interior cell: every one of them is stored
+                if (p + shape.k >= ns) {
+                  if (std::isnan(double(got[at]))) ++wrong;  // stored (value: not a plane)
+                  continue;
+                }
+                const std::int64_t src =
+                    dims == 3 ? g.index(i, j, p + shape.k) : g.index(i, p + shape.k, 0);
+                if (std::memcmp(&got[at], &u0[src], sizeof(T)) != 0) ++wrong;
+              }
+          EXPECT_EQ(wrong, 0);
+          EXPECT_EQ(ghosts_written, 0) << "cells outside the interior were written";
+        }
+  EXPECT_GT(twins, 0) << "no partial-sums shape compiled";
+}
+
+TEST(CudaTemporal, MemoryTwinMovesEveryCellFloat) {
+  check_memory_twin<float>();
+}
+TEST(CudaTemporal, MemoryTwinMovesEveryCellDouble) {
+  check_memory_twin<double>();
+}
+
+// Through the backend: kernel "temporal", n steps that are not multiples of k (remainders run
+// single), every boundary type (periodic ones fall back to single steps).
+template <typename T>
+void check_backend() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  for (int dims : {2, 3})
+    for (const GridDesc& g : grids(dims))
+      for (const Case& bc : cases())
+        for (int n : {3, 7, 13}) {
+          if (quick() && n != 7) continue;
+          SCOPED_TRACE(std::to_string(dims) + "D " + bc.name + " n=" + std::to_string(n));
+          BackendOptions o;
+          o.kernel = "temporal";
+          auto dev = make_backend<T>(BackendKind::Cuda, o);
+          const std::string label = dev->prepare(g);
+          EXPECT_NE(label.find("temporal"), std::string::npos) << label;
+          EXPECT_GE(dev->max_time_block(), 1);
+          const Diff d = run_case<T>(*dev, g, bc.faces, n, true,
+                                     [&](T* u, T* tmp, const T* f, const StencilCoeffs<T>& c) {
+                                       return dev->stencil_steps(u, tmp, f, g, c, bc.faces, n);
+                                     });
+          EXPECT_LE(d.rel, tol<T>()) << "worst at " << d.where;
+        }
+}
+
+TEST(CudaTemporal, BackendStepsFloat) {
+  check_backend<float>();
+}
+TEST(CudaTemporal, BackendStepsDouble) {
+  check_backend<double>();
+}
+
+// A deck's time_block is the k the backend reports and runs; `auto` (0) times the compiled k.
+TEST(CudaTemporal, DeckTimeBlockIsNotRetimed) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  const GridDesc g = grids(3)[0];
+  for (int k : {2, 3}) {
+    BackendOptions o;
+    o.kernel = "temporal";
+    o.time_block = k;
+    auto dev = make_backend<float>(BackendKind::Cuda, o);
+    const std::string label = dev->prepare(g);
+    EXPECT_EQ(label.rfind("temporal k=" + std::to_string(k) + " + ", 0), 0u) << label;
+    EXPECT_EQ(dev->max_time_block(), k);
+  }
+  BackendOptions o;
+  o.kernel = "temporal";
+  auto dev = make_backend<float>(BackendKind::Cuda, o);
+  dev->prepare(g);
+  const std::vector<int>& ks = cuda::temporal_steps<float>(3);
+  const int chosen = dev->max_time_block();
+  EXPECT_TRUE(chosen == 1 || std::find(ks.begin(), ks.end(), chosen) != ks.end()) << chosen;
+}
+
+TEST(CudaTemporal, UnsupportedFacesThrowInTheLauncher) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  GridDesc g = grids(3)[0];
+  BoundaryFaces bc{};
+  bc[2].type = BoundaryType::Periodic;
+  EXPECT_FALSE(cuda::temporal_supported(g, bc));
+  bc[2].type = BoundaryType::Exchange;
+  EXPECT_FALSE(cuda::temporal_supported(g, bc));
+  bc[2].type = BoundaryType::Neumann;
+  EXPECT_TRUE(cuda::temporal_supported(g, bc));
+  EXPECT_THROW(cuda::temporal_default_shape<float>(3, 5), BackendError);
+}
+
+// The compiled k (what `time_block: auto` times and stencil_steps picks from) are exactly the
+// k of the compiled shapes, largest first, each with a default. Host tables: needs no device.
+template <typename T>
+void check_compiled_steps() {
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    const std::vector<int>& ks = cuda::temporal_steps<T>(dims);
+    ASSERT_FALSE(ks.empty());
+    for (std::size_t i = 1; i < ks.size(); ++i) EXPECT_GT(ks[i - 1], ks[i]);
+    for (int k : ks) {
+      EXPECT_GE(k, 2);
+      EXPECT_EQ(cuda::temporal_default_shape<T>(dims, k).k, k);
+    }
+    for (const cuda::TemporalShape& s : cuda::temporal_shapes<T>(dims))
+      EXPECT_NE(std::find(ks.begin(), ks.end(), s.k), ks.end()) << s.str();
+  }
+}
+
+TEST(CudaTemporal, CompiledStepsFloat) {
+  check_compiled_steps<float>();
+  // 3D float also fuses three steps per pass (the partial-sums k = 3 shapes).
+  const std::vector<int>& ks = cuda::temporal_steps<float>(3);
+  EXPECT_NE(std::find(ks.begin(), ks.end(), 3), ks.end());
+}
+TEST(CudaTemporal, CompiledStepsDouble) {
+  check_compiled_steps<double>();
+}
+
+#endif  // HEATSOLVE_HAVE_CUDA
+
+// The generic Backend::stencil_steps (CPU): n steps = n x (apply_boundary, stencil, swap).
+TEST(Temporal, GenericStepsEqualSingleSteps) {
+  auto cpu = make_backend<double>(BackendKind::Cpu, {});
+  GridDesc g;
+  g.dims = 3;
+  g.nx = 9;
+  g.ny = 7;
+  g.nz = 5;
+  g.hx = g.hy = g.hz = 0.1;
+  BoundaryFaces bc{};
+  bc[1] = {BoundaryType::Neumann, 0.5};
+  const std::size_t n = g.padded_size();
+  std::vector<double> u(n), tmp(n), ref, f(n, 0.25);
+  for (std::size_t q = 0; q < n; ++q) u[q] = std::sin(0.1 * double(q));
+  ref = u;
+  std::vector<double> rt(n);
+  const StencilCoeffs<double> c = heat_coeffs<double>(g, 1.0, 0.5 * stable_dt(g, 1.0));
+  double* a = ref.data();
+  double* b = rt.data();
+  for (int s = 0; s < 5; ++s) {
+    cpu->apply_boundary(a, g, bc);
+    cpu->stencil(a, b, f.data(), g, c);
+    std::swap(a, b);
+  }
+  EXPECT_EQ(cpu->max_time_block(), 1);
+  double* res = cpu->stencil_steps(u.data(), tmp.data(), f.data(), g, c, bc, 5);
+  EXPECT_EQ(res, tmp.data());  // odd number of steps: the scratch buffer
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) ASSERT_EQ(res[g.index(i, j, k)], a[g.index(i, j, k)]);
+}
+
+}  // namespace
+}  // namespace heatsolve

@@ -1,0 +1,122 @@
+// Whole runs on the CUDA backend against the CPU reference (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/solver_test_util.hpp"
+#include "solvers/solver.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
+
+namespace heatsolve {
+namespace {
+
+template <typename T>
+double max_rel_diff(const std::vector<T>& a, const std::vector<T>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+Config mixed_heat_config(int dims) {
+  Config cfg = testing::heat_config(dims, dims == 3 ? 29 : 71, 0.01, 0.9);
+  cfg.cells = {dims == 3 ? 29 : 71, dims == 3 ? 23 : 45, dims == 3 ? 19 : 1};
+  cfg.boundary[0] = FaceBC{BoundaryType::Dirichlet, 1.0};
+  cfg.boundary[1] = FaceBC{BoundaryType::Neumann, -0.5};
+  cfg.boundary[2] = cfg.boundary[3] = FaceBC{BoundaryType::Periodic, 0.0};
+  cfg.boundary[4] = FaceBC{BoundaryType::Neumann, 0.0};
+  cfg.boundary[5] = FaceBC{BoundaryType::Dirichlet, -0.25};
+  cfg.initial.type = ShapeType::Gaussian;
+  cfg.initial.amplitude = 2.0;
+  cfg.initial.width = 0.2;
+  cfg.initial.center = {0.3, 0.6, 0.5};
+  cfg.source.type = ShapeType::Box;
+  cfg.source.value = 3.0;
+  cfg.source.lower = {0.5, 0.1, 0.2};
+  cfg.source.upper = {0.9, 0.4, 0.7};
+  const double dt_max = stable_dt(cfg.grid(), cfg.diffusivity);
+  cfg.steps = std::int64_t(std::ceil(cfg.end_time / (0.9 * dt_max)));
+  cfg.dt = cfg.end_time / double(cfg.steps);
+  return cfg;
+}
+
+// Periodic y faces (the backend fills ghosts before each sweep) and, second, Dirichlet and
+// Neumann faces only with `kernel: 2.5d-tma` (on sm_90), where the heat loop applies the
+// face rules inside the sweep (Backend::stencil_with_boundary).
+TEST(CudaSolver, HeatRunMatchesCpu) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  for (int dims : {2, 3})
+    for (bool periodic_y : {true, false}) {
+      SCOPED_TRACE(std::to_string(dims) + "D, periodic y: " + std::to_string(periodic_y));
+      Config cfg = mixed_heat_config(dims);
+      if (!periodic_y) {
+        cfg.boundary[2] = FaceBC{BoundaryType::Neumann, 0.75};
+        cfg.boundary[3] = FaceBC{BoundaryType::Dirichlet, 0.5};
+#ifdef HEATSOLVE_HAVE_CUDA
+        if (stencil_variant_supported(StencilVariant::Tma25D)) cfg.kernel = "2.5d-tma";
+#endif
+      }
+      std::vector<double> cpu, gpu;
+      run_serial<double>(cfg, &cpu);
+      cfg.backend = BackendKind::Cuda;
+      const RunResult r = run_serial<double>(cfg, &gpu);
+      EXPECT_EQ(r.backend, "cuda");
+      EXPECT_LT(max_rel_diff(gpu, cpu), 1e-12) << "dims " << dims;
+      std::vector<float> cpu_f, gpu_f;
+      cfg.precision = Precision::Float;
+      cfg.backend = BackendKind::Cpu;
+      run_serial<float>(cfg, &cpu_f);
+      cfg.backend = BackendKind::Cuda;
+      run_serial<float>(cfg, &gpu_f);
+      EXPECT_LT(max_rel_diff(gpu_f, cpu_f), 1e-5) << "dims " << dims;
+    }
+}
+
+TEST(CudaSolver, AndersonMatchesCpuAndIsDeterministic) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  Config cfg = testing::poisson_config(3, 33);
+  cfg.tolerance = 1e-8;
+  cfg.check_every = 5;
+  cfg.method = SolverMethod::Anderson;
+  cfg.anderson_depth = 6;
+  cfg.source.type = ShapeType::Gaussian;
+  cfg.source.amplitude = 50.0;
+  cfg.source.width = 0.15;
+  cfg.source.center = {0.4, 0.5, 0.6};
+  std::vector<double> cpu, gpu, gpu2;
+  const RunResult rc = run_serial<double>(cfg, &cpu);
+  cfg.backend = BackendKind::Cuda;
+  const RunResult rg = run_serial<double>(cfg, &gpu);
+  const RunResult rg2 = run_serial<double>(cfg, &gpu2);
+  ASSERT_TRUE(rc.converged);
+  ASSERT_TRUE(rg.converged);
+  EXPECT_NEAR(double(rg.steps), double(rc.steps), 0.1 * double(rc.steps));
+  EXPECT_LT(max_rel_diff(gpu, cpu), 1e-6);
+  ASSERT_EQ(rg.residual_history.size(), rg2.residual_history.size());
+  for (std::size_t i = 0; i < rg.residual_history.size(); ++i)
+    EXPECT_EQ(rg.residual_history[i].second, rg2.residual_history[i].second) << i;
+  EXPECT_EQ(gpu, gpu2);
+}
+
+TEST(CudaSolver, JacobiMatchesCpu) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  Config cfg = testing::poisson_config(2, 41);
+  cfg.tolerance = 1e-9;
+  cfg.source.type = ShapeType::Sine;
+  cfg.source.amplitude = 2 * M_PI * M_PI;
+  std::vector<double> cpu, gpu;
+  const RunResult rc = run_serial<double>(cfg, &cpu);
+  cfg.backend = BackendKind::Cuda;
+  const RunResult rg = run_serial<double>(cfg, &gpu);
+  EXPECT_EQ(rc.steps, rg.steps);
+  EXPECT_LT(max_rel_diff(gpu, cpu), 1e-10);
+}
+
+}  // namespace
+}  // namespace heatsolve
