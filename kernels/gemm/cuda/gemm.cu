@@ -517,8 +517,8 @@ __global__ void __launch_bounds__(DmmaTile<BM, BN, BK, WM, WN, STAGES, MMA_K, kV
 // 112 KiB of shared memory and ~200 registers, one block per SM.
 struct DmmaConfig {
   static constexpr int BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, STAGES = 3;
-  // 16: the sm_90 m16n8k16 shape (8x fewer instructions than m8n8k4, same fragments): 94-97 %
-  // of cuBLAS DGEMM on an H200 against 65 % for 4 (m8n8k4, issue-bound); the bench times both.
+  // 16: the sm_90 m16n8k16 shape (8x fewer instructions than m8n8k4, same fragments); 4
+  // (m8n8k4) is issue-bound on Hopper. The bench times both (docs/performance.md).
   static constexpr int MMA_K = 16;
 };
 

@@ -75,8 +75,8 @@ constexpr int kTsThreads = 256;
 constexpr TallSkinnyTuning kTsCandidates[] = {{1, 1}, {1, 2}, {1, 3}, {2, 1}, {2, 2}, {2, 3}};
 
 // THE choice of the entry points (gemm_atb_tall_skinny, gram_tall_skinny*): switch here after a
-// bench run. Measured on an H200 (docs/performance.md): float in double {2,2} is the fastest
-// candidate for every width (60-83 % of copy); the other defaults are within 2 % of the best.
+// bench run (heatsolve bench --gemm times every candidate): float in double {2,2} is the
+// fastest candidate at every width; the other defaults are within 2 % of the best.
 template <class T, class Acc, bool kCols>
 constexpr TallSkinnyTuning ts_tuning() {
   if (kCols) return {1, 1};                               // Anderson's column history

@@ -28,10 +28,10 @@ inline int auto_chunk(int tiles, int ns, int blocks) {
 // streams its chunk plus `extra` planes (pipeline fill, recomputed neighbours). Among chunks
 // of at least `min_chunk` planes, picks the best score = (w / ceil(w)) x chunk / (chunk +
 // extra), w = blocks / slots: the last round's fill times the useful share of the streamed
-// planes; chunks that make w >= 6 rounds come first. Why (docs/performance.md, session 5,
-// H200): at 512^3 the chunk moved temporal k = 2 float between 1.08x and 1.23x roof (full
-// last rounds win; with few rounds the slower face blocks end the pass unevenly even when the
-// last round is full), and 2D double 2.5d-tma between 78 % and 93 % of copy.
+// planes; chunks that make w >= 6 rounds come first. Why: at 512^3 the chunk alone moves a
+// temporal pass by up to 15 % and 2D double 2.5d-tma by up to 20 % (full last rounds win;
+// with few rounds the slower face blocks end the pass unevenly even when the last round is
+// full).
 inline int wave_chunk(int tiles, int ns, int slots, int extra, int min_chunk) {
   constexpr double kMinRounds = 6;
   int best_chunk = ns;
@@ -62,22 +62,20 @@ inline int one_round_chunk(int tiles, int ns, int slots, int sms) {
 }
 
 // 2.5d-tma. 3D float: one round of long chunks (512^3, default 256 x 32 tiles: 4 chunks of
-// 128 planes, 128 blocks for 132 SMs). Sustained (heatsolve bench --sustain, H200, session 6)
-// 93.1 % of copy, against 91.5 % at 64 planes, 89.5 % at 32 and 60.6 % at 256 (64 blocks);
-// the earlier 256 x 8 tiles at 8 planes measured 93 % for 0.1 s but 78-80 % sustained: they
-// re-read 1.25 x 1.25 of the minimum from L2, the board then passes its 700 W cap and lowers
-// the SM clock (docs/performance.md, "Power"). 3D double (one block per SM): 32 planes,
-// 92.2-93.0 % (7.8 full rounds; partly empty last rounds cost 5-9 %), also sustained (the
-// board stays under its cap). 2D: a staged plane is one row, and short chunks lose to the
-// per-block start (2D double: 32 rows 80.8 %, 83 rows 93 %): the wave-aware rule.
+// 128 planes, 128 blocks for 132 SMs): the fewest planes re-read from L2. Under sustained load
+// the board reaches its 700 W cap and lowers the SM clock, and a kernel that re-reads more
+// from L2 (flatter tiles, shorter chunks) slows with it (docs/performance.md, "Power"); at
+// 256 planes half the SMs idle. 3D double (one block per SM): 32 planes, which fill the last
+// round of blocks (partly empty last rounds cost 5-9 %). 2D: a staged plane is one row, and
+// short chunks lose to the per-block start: the wave-aware rule.
 inline int tma_chunk(int dims, int elem_bytes, int tiles, int ns, int slots, int sms) {
   if (dims == 3) return elem_bytes == 4 ? one_round_chunk(tiles, ns, slots, sms) : 32;
   return wave_chunk(tiles, ns, slots, 2, 32);
 }
 
-// 2.5d-register. 2D: short chunks of rows, for 2.5d-tma's reason: 8192^2 measured 93 % of copy
-// at 10-12 rows against 76 % at auto_chunk's 63 in float, 101 % against 85 % in double. In 3D
-// the gain was smaller in float (71 % against 67 %) and not steady in double: auto_chunk.
+// 2.5d-register. 2D: short chunks of rows, for 2.5d-tma's reason: at 8192^2, 10-12 rows run
+// about 20 % faster than auto_chunk's 63, in both precisions. In 3D the gain was small in
+// float and not steady in double: auto_chunk.
 inline int register_chunk(int dims, int tiles, int ns, int sms) {
   return dims == 2 ? 12 : auto_chunk(tiles, ns, 16 * sms);
 }

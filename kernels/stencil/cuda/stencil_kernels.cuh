@@ -347,8 +347,8 @@ __global__ void __launch_bounds__(BX* BY)
 // are one aligned 8-byte (float) / 16-byte (double) vector load and store; with xshift = 0
 // (odd nx) they are two scalar loads. MINB: minimum resident blocks (register cap).
 // Threads past the x extent load clamped columns (they take part in the shuffles) and store
-// nothing. (A variant with overlapping warps, 30 outputs per 32 lanes and no edge loads,
-// measured 5-9% slower on the H200 for 3D float: docs/performance.md.)
+// nothing. (Overlapping warps instead, 30 outputs per 32 lanes and no edge loads, are slower
+// in 3D float.)
 template <typename T>
 struct Vec2;
 template <>
@@ -662,7 +662,7 @@ __global__ void __launch_bounds__(TX* BY, MINB)
 }
 
 // ---- rung 8 (ours): 2.5d-tma --------------------------------------------------------------
-// Why (ncu, H200, 512^3 float, docs/performance.md): 2.5d-register and 2.5d-async are held by
+// Why (ncu, 512^3 float, docs/performance.md): 2.5d-register and 2.5d-async are held by
 // L2 traffic (L2 throughput 76-79 % of peak at 55-57 % of DRAM; the copy kernel runs 87 % at
 // 81 %) and by instruction issue (54-74 instructions per point): their small tiles re-read 1.5
 // to 1.9 times the minimum bytes from L2 (y halo rows of 2-4 row strips, one-element x edge
@@ -688,7 +688,7 @@ __global__ void __launch_bounds__(TX* BY, MINB)
 // Boundary rules (gr.active): the ghosts of u in memory are not used for those faces; once a
 // stage has landed, a few threads overwrite its ghost cells with the rules (x, y ghosts of a
 // centre plane; the ghost planes -1 and ns). This replaces the ghost-fill pass before the
-// sweep, which cost 59 us of a 400 us 512^3 float step (one DRAM sector per x-face row).
+// sweep, which costs about 15 % of a 512^3 float step (one DRAM sector per x-face row).
 template <typename T, int DIM, int TX, int TY, int S>
 struct TmaTile {
   static constexpr int V = 16 / int(sizeof(T));       // elements per 16 bytes
@@ -736,9 +736,8 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   // Plane q is staged by the first NWI warps: warp w copies staged rows w, w + NWI, ... (lane
   // i: row w + NWI i), announcing its bytes with its own arrival (NWI arrivals per stage). A
   // bulk copy takes uniform operands, so one warp's copies issue one after another (an R2UR
-  // loop over the lanes in the SASS): with all rows on warp 0, that warp fell behind the
-  // others every plane. Measured (docs/performance.md, session 4): tiles of 16-18 staged rows
-  // 2-7 % faster, the default (10 rows) unchanged within run-to-run spread.
+  // loop over the lanes in the SASS): with all rows on warp 0, that warp falls behind the
+  // others every plane, which matters for tall tiles (34 staged rows in the float default).
   constexpr int NW = TX * BY / 32, NWI = NW < ROWS ? NW : ROWS;
   static_assert(ROWS <= 32 * NWI, "each issuing lane copies one row");
   const int warp = (tx + TX * ty) >> 5;

@@ -349,7 +349,7 @@ const std::vector<Entry>& table() {
       HS_ENTRY_ASYNC(3, 64, 4, 2, 8, 4, 6, 4),
       HS_ENTRY_ASYNC(3, 64, 4, 2, 6, 16, 0, 4),
       HS_ENTRY_ASYNC(3, 32, 8, 1, 8, 16, 8, 8),
-      // 512 threads: 128x8 tiles (less halo per output than 128x4, but slower: 62 %)
+      // 512 threads: 128x8 tiles (less halo per output than 128x4, but slower)
       HS_ENTRY_ASYNC(3, 128, 4, 2, 8, 16, 4, 4),
       // 2D: one x row segment per stage, so more stages for the same bytes in flight
       HS_ENTRY_ASYNC(2, 512, 1, 1, 16, 16, 4, 4),
@@ -362,9 +362,9 @@ const std::vector<Entry>& table() {
       // 2.5d-tma (ours): bx x by threads, ry rows per thread, st ring stages (st - 3 planes
       // in flight), mb minimum resident blocks. First = default, ordered by the H200 bench of
       // docs/performance.md: 3D float 256 x 32 tiles, 4 stages, 1 block/SM (sustained: the
-      // fewest L2 re-reads keep the board under its power cap; 256 x 8 st6 mb3, the default
-      // until session 6, is the fastest for 0.1 s only); 3D double 256 x 16, 4 stages, 1
-      // block/SM (256 x 8 st5 lost 5 % when the boundary rules came in); 2D 512-wide rows.
+      // fewest L2 re-reads keep the board under its power cap; 256 x 8 st6 mb3 is as fast
+      // only until the board reaches the cap); 3D double 256 x 16, 4 stages, 1 block/SM
+      // (faster than 256 x 8 st5 with the boundary rules in the sweep); 2D 512-wide rows.
       HS_ENTRY_TMA(3, 256, 1, 32, 4, 1, 4),
       HS_ENTRY_TMA(3, 256, 1, 8, 6, 3, 4),
       HS_ENTRY_TMA(3, 512, 1, 8, 5, 2, 4),

@@ -30,8 +30,8 @@
 //
 // The rings design applies stream_point<DIM>() of stencil_kernels.cuh, the single-step
 // kernels' function; FMA contraction differs between kernels, so a pass agrees with K single
-// steps to rounding (tests/test_cuda_temporal.cpp bounds it), not bit for bit; the partial
-// sums add the z terms in another order, within the same bound.
+// steps to rounding (tests/kernels/stencil/test_cuda_temporal.cpp bounds it), not bit for
+// bit; the partial sums add the z terms in another order, within the same bound.
 #pragma once
 
 #include <cstdint>
@@ -199,11 +199,10 @@ __global__ void __launch_bounds__(32 * BY)
   for (int r = 0; r < RY; ++r) roff[r] = int(g.sy) * min(max(yrow[r], 0), ny - 1);
   const T* __restrict__ u0p = u + g.origin;
   // Stores: the cells a thread stores lie inside the grid, where the clamps above change
-  // nothing, so cell (r, v) is at first_cell + r * sy + v; one bit per stored cell. With
-  // per-cell offsets and use flags, ncu counted 72 instructions per warp and plane for the 8
-  // stores of the k = 2 default; this form made 3D passes 9 % faster (docs/performance.md,
-  // session 4). The loads keep their clamped offsets: the same form for them in interior
-  // blocks measured no faster.
+  // nothing, so cell (r, v) is at first_cell + r * sy + v; one bit per stored cell. Per-cell
+  // offsets and use flags made the stores the largest item of a pass's instructions. The
+  // loads keep their clamped offsets (cells outside the grid must read something); the
+  // same form for them in interior blocks is no faster.
   unsigned stored = 0;
 #pragma unroll
   for (int r = 0; r < RY; ++r)
@@ -323,8 +322,7 @@ __global__ void __launch_bounds__(32 * BY)
 //      is stage 2's next input, which completes S_2 the same way, and so on; the last stage's
 //      result is stored, each new stage input publishes its edge rows.
 // Values are only ever overwritten in place, so the per-plane moves of the rings design (about
-// 15 % of its instructions, docs/performance.md) are gone, and with them the registers of
-// one plane per stage. Measured (session 7, H200): 29 % fewer instructions per pass.
+// 15 % of its instructions) are gone, and with them the registers of one plane per stage.
 template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED>
 struct PartialGeom {
   static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
@@ -413,9 +411,9 @@ __device__ __forceinline__ void partial_substep(
 // the top of iteration q and reads plane q back: AHEAD planes in flight hold no registers,
 // and a thread reads only what it copied, so its own wait suffices (no barrier). The register
 // set that frees lets all K stages run under one face path per iteration (one branch, and one
-// block of code whose stages the compiler interleaves) instead of one per stage. Measured
-// (session 9, H200, 3D float k = 3 32x8): 1.62-1.63x roof against 1.51-1.53x; at k = 2 the
-// register input stays faster (docs/performance.md).
+// block of code whose stages the compiler interleaves) instead of one per stage. The 3D float
+// k = 3 and k = 4 defaults are staged; at k = 2 the register input stays faster (its five
+// blocks per SM already hide the loads).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
 // as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).

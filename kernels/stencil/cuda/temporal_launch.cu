@@ -125,34 +125,28 @@ constexpr void (*pick())(const TArgs<T>&) {
 const std::vector<TEntry>& ttable() {
   static const std::vector<TEntry> t = {
       // 3D float k = 2: partial sums, 32x4 ry4 vx2 (96 registers, 5 blocks of 128 threads per
-      // SM): 1.38x roof against 1.23-1.24x for the rings 32x8 below in the same processes
-      // (session 7, H200; 32x4 beat taller partial-sums blocks, 1.24-1.35x). 3D double k = 2:
-      // the rings 32x4 stays the default; the partial-sums shape measured 1.41-1.47x against
-      // its 1.43-1.47x, within the run-to-run spread of that row (listed for bench and tests).
+      // SM): faster than the rings 32x8 below and than taller partial-sums blocks. 3D double
+      // k = 2: the rings 32x4 stays the default; the partial-sums shape is within the
+      // run-to-run spread of it (listed for bench and tests).
       HS_P(3, 2, 4, 4, 2, 4),
       HS_T(3, 2, 4, 4, 2, 8),
       // 3D float k = 3: staged partial sums, 32x8 ry4 vx2 (128 registers, 2 blocks of 256
-      // threads per SM): 1.62-1.63x roof, against 1.51-1.53x for the same tile with register
-      // input (no longer compiled) and 1.38x for k = 2 (session 9, H200). A k = 2 pass runs at its
-      // memory
-      // traffic's rate (the memory-only twin, session 8); a third step per pass moves a third
+      // threads per SM), the fastest 3D float pass (docs/performance.md). A k = 2 pass runs at
+      // its memory traffic's rate (the memory-only twin); a third step per pass moves a third
       // less per step for more halo arithmetic, which the taller tile pays for (58 x 26
-      // useful cells of 64 x 32). Register input: 32x4 1.25x, 32x5 1.33x, 32x6 1.24x; staged
-      // 32x4 1.42x, 32x6 1.53-1.56x; staged k = 2 32x4 / 32x6 / 32x8 1.31-1.34x / 1.33-1.34x /
-      // 1.14x (docs/performance.md).
+      // useful cells of 64 x 32). The same tile with register input is slower (not compiled).
       HS_S(3, 3, 8, 4, 2, 4),
       HS_P(3, 2, 4, 4, 2, 8),
       // Rings, 3D. k = 2: 8 cells per thread (ry4 vx2) share the per-iteration work (loads,
-      // stores, halo rows, barrier) that dominates the instruction count (ncu,
-      // docs/performance.md). Float 32x8 (128 registers, 2 blocks of 256 threads per SM; the
-      // default until session 7). Double: 32x4 (168 registers: 3 blocks of 128 threads per
-      // SM, where 32x8 fits one); its smaller tiles (60 x 12 useful cells) were 3-7 % faster
-      // (session 4, run 14).
+      // stores, halo rows, barrier) that dominates the instruction count (ncu). Float 32x8
+      // (128 registers, 2 blocks of 256 threads per SM). Double: 32x4 (168 registers: 3
+      // blocks of 128 threads per SM, where 32x8 fits one): the extra warps outweigh its
+      // smaller tiles (60 x 12 useful cells).
       HS_T(3, 2, 8, 4, 2, 0),
       HS_T(3, 2, 16, 2, 2, 4),
       HS_T(3, 2, 8, 4, 1, 0),
       // 3D float k = 4: staged partial sums, 32x8 ry4 vx2 (192 registers, one block of 256
-      // threads per SM): 1.37x roof against 0.93x for the rings 32x16 (session 9, H200).
+      // threads per SM): faster than the rings 32x16 that follows.
       HS_S(3, 4, 8, 4, 2, 4),
       HS_T(3, 4, 16, 2, 2, 4),
       HS_T(3, 4, 16, 2, 1, 0),
