@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "app/summary.hpp"
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
+#include "io/run_lock.hpp"
 #include "solvers/decomposition.hpp"
 #include "solvers/halo_exchange.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
@@ -67,6 +69,48 @@ void prepare_output_directory(const Config& cfg, bool overwrite) {
       throw std::runtime_error(fmt::format("output directory '{}' is not writable", dir.string()));
   }
   fs::remove(probe, ec);
+}
+
+// Rank 0: creates the output directory (as prepare_output_directory would) and locks it for
+// the life of the run (io/run_lock.hpp). A directory held by another live run is refused
+// (exit 2); a stale lock (its holder died) is taken over with a warning. Returns nothing when
+// no lock can be had: in a directory we may not write (nothing can be written there either:
+// prepare_output_directory reports it as before) or on a file system without flock(2).
+std::unique_ptr<RunLock> lock_output_directory(const Config& cfg) {
+  const fs::path dir(cfg.output_directory);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("cannot create output directory '{}': {}", dir.string(), ec.message()));
+  try {
+    auto lock = std::make_unique<RunLock>(dir.string());
+    if (const std::optional<LockHolder>& stale = lock->stale_holder()) {
+      fmt::print(stderr,
+                 "warning: taking over the lock of output directory '{}': the run that held it "
+                 "({}) ended without releasing it (killed or crashed){}\n",
+                 dir.string(), stale->describe(),
+                 stale->host != lock->holder().host
+                     ? "; if that run is in fact still alive, this file system does not share "
+                       "locks between hosts (see docs/batch.md)"
+                     : "");
+    }
+    return lock;
+  } catch (const RunLockHeld& e) {
+    throw OutputRefused(e.what());
+  } catch (const RunLockError& e) {
+    const int err = e.error();
+    if ((err == EACCES || err == EPERM || err == EROFS) && ::access(dir.c_str(), W_OK) != 0)
+      return nullptr;
+    if (err == ENOSYS || err == EOPNOTSUPP || err == ENOLCK) {
+      fmt::print(stderr,
+                 "warning: {}: this file system does not support flock(2), so other runs "
+                 "into '{}' are not kept out (see docs/batch.md)\n",
+                 e.what(), dir.string());
+      return nullptr;
+    }
+    throw;
+  }
 }
 
 // Outcome of a step that only rank 0 performs, shared so that every rank leaves the same way.
@@ -123,9 +167,10 @@ struct RestartPlan {
 };
 
 // Rank 0: resolves and validates the checkpoint against the deck (CheckpointMismatch: exit
-// 2), and picks the series to continue. The writers cannot append, so the restarted run
+// 2), and (unless `check_only`) picks the series to continue, which may move a `.partial`
+// aside: only under the directory's lock. The writers cannot append, so the restarted run
 // rewrites the previous series' steps <= the checkpoint step into its new files.
-RestartPlan plan_restart(const std::string& arg, const Config& cfg) {
+RestartPlan plan_restart(const std::string& arg, const Config& cfg, bool check_only = false) {
   RestartPlan plan;
   plan.checkpoint = resolve_restart_path(arg, cfg.output_directory);
   CheckpointState header;
@@ -147,6 +192,7 @@ RestartPlan plan_restart(const std::string& arg, const Config& cfg) {
     throw CheckpointMismatch(fmt::format("checkpoint '{}' is at t = {:g}, beyond time.end = {:g}",
                                          plan.checkpoint, header.time, cfg.end_time));
   plan.step = header.step;
+  if (check_only) return plan;
   if (std::find(cfg.formats.begin(), cfg.formats.end(), "hdf5") != cfg.formats.end()) {
     const fs::path dir(cfg.output_directory);
     const fs::path final_h5 = dir / (cfg.name + ".h5");
@@ -280,6 +326,20 @@ int run_command(const RunOptions& opts) {
   const bool overwrite = opts.overwrite || cfg.overwrite;
   // SIGTERM/SIGINT/SIGUSR1 from here on stop the run gracefully (checkpoint, exit 75).
   StopHandlersGuard stop_handlers;
+  // A run owns its output directory: rank 0 locks it before anything in it is read, moved or
+  // written, and a directory held by another live run (--overwrite and --restart included)
+  // is refused on every rank with exit 2. A restart into a directory that does not exist yet
+  // checks its checkpoint first, so that a refused restart still leaves no directory behind.
+  if (!opts.restart.empty())
+    if (auto rc = on_root_shared<CheckpointMismatch>(root, nranks, [&] {
+          std::error_code ec;
+          if (!fs::exists(cfg.output_directory, ec)) plan_restart(opts.restart, cfg, true);
+        }))
+      return *rc;
+  std::unique_ptr<RunLock> lock;  // released when run_command returns or throws
+  if (auto rc =
+          on_root_shared<OutputRefused>(root, nranks, [&] { lock = lock_output_directory(cfg); }))
+    return *rc;
   RestartPlan restart;
   if (!opts.restart.empty()) {
     if (auto rc = on_root_shared<CheckpointMismatch>(
