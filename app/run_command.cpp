@@ -378,6 +378,7 @@ int run_command(const RunOptions& opts) {
     reducer = std::make_unique<MpiReducer>(decomposition->comm());
     ctx.reducer = reducer.get();
     ctx.checkpoint_comm = decomposition->io_comm();
+    ctx.comm = decomposition->comm();
     if (nranks == 1) {
       // One block, no peers: no exchanger (keeps single-rank-only paths such as temporal
       // blocking available).
@@ -552,8 +553,9 @@ int run_command(const RunOptions& opts) {
     if (root)
       fmt::print(
           stderr,
-          "warning: did not converge to tolerance {:.3e} in {} iterations (residual {:.3e})\n",
-          cfg.tolerance, result.steps, result.final_residual);
+          "warning: did not converge to tolerance {:.3e} in {} iterations (residual {:.3e}){}\n",
+          cfg.tolerance, result.steps, result.final_residual,
+          result.stop_reason.empty() ? "" : ": " + result.stop_reason);
     return exit_code::kNotConverged;
   }
   return exit_code::kSuccess;

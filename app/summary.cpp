@@ -24,11 +24,13 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
     j["steps"] = r.steps;
     j["dt"] = cfg.dt;
     j["final_time"] = r.final_time;
+    j["scheme"] = to_string(cfg.scheme);
   } else {
     j["iterations"] = r.steps;
     j["converged"] = r.converged;
     j["tolerance"] = cfg.tolerance;
   }
+  if (!r.multigrid.is_null()) j["multigrid"] = r.multigrid;
   j["final_residual"] = r.final_residual;
   j["total_heat"] = r.total_heat;
   j["wall_seconds"] = r.wall_seconds;

@@ -72,6 +72,10 @@ const char* to_string(SolverMethod m) {
       return "jacobi";
     case SolverMethod::Anderson:
       return "anderson";
+    case SolverMethod::Multigrid:
+      return "multigrid";
+    case SolverMethod::MultigridCG:
+      return "mg-cg";
   }
   return "?";
 }
@@ -88,6 +92,42 @@ const char* to_string(HaloMode h) {
       return "ipc";
   }
   return "?";
+}
+
+const char* to_string(TimeScheme s) {
+  switch (s) {
+    case TimeScheme::Explicit:
+      return "explicit";
+    case TimeScheme::ImplicitEuler:
+      return "implicit-euler";
+    case TimeScheme::CrankNicolson:
+      return "crank-nicolson";
+  }
+  return "?";
+}
+
+double scheme_theta(TimeScheme s) {
+  switch (s) {
+    case TimeScheme::Explicit:
+      return 0.0;
+    case TimeScheme::ImplicitEuler:
+      return 1.0;
+    case TimeScheme::CrankNicolson:
+      return 0.5;
+  }
+  return 0.0;
+}
+
+const char* to_string(MultigridCycle c) {
+  return c == MultigridCycle::V ? "v" : "f";
+}
+
+const char* to_string(MultigridSmoother s) {
+  return s == MultigridSmoother::Jacobi ? "jacobi" : "chebyshev";
+}
+
+const char* to_string(Prolongation p) {
+  return p == Prolongation::Linear ? "linear" : "constant";
 }
 
 }  // namespace heatsolve

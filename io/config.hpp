@@ -11,13 +11,17 @@
 #include "core/boundary.hpp"
 #include "core/execution.hpp"
 #include "core/grid.hpp"
+#include "core/multigrid.hpp"
 
 namespace heatsolve {
 
 enum class ProblemType { Heat, Poisson };
 enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
 enum class Precision { Float, Double };
-enum class SolverMethod { Jacobi, Anderson };
+enum class SolverMethod { Jacobi, Anderson, Multigrid, MultigridCG };
+// Heat time stepping: forward Euler, or theta = 1 / theta = 1/2 implicit steps solved by
+// multigrid.
+enum class TimeScheme { Explicit, ImplicitEuler, CrankNicolson };
 enum class HaloMode { Auto, Staged, CudaAware, Ipc };
 
 // A spatial field description, used for `initial` and `source`.
@@ -48,6 +52,7 @@ struct Config {
   double end_time = 0;
   bool dt_auto = true;
   double safety = 0.9;
+  TimeScheme scheme = TimeScheme::Explicit;
 
   Shape initial, source;
   BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+
@@ -58,6 +63,7 @@ struct Config {
   int check_every = 10;
   int anderson_depth = 5;
   double anderson_damping = 1.0;
+  MultigridSettings multigrid;
 
   BackendKind backend = BackendKind::Auto;
   Precision precision = Precision::Double;
@@ -97,5 +103,12 @@ const char* to_string(BoundaryType b);
 const char* to_string(ShapeType s);
 const char* to_string(SolverMethod m);
 const char* to_string(HaloMode h);
+const char* to_string(TimeScheme s);
+const char* to_string(MultigridCycle c);
+const char* to_string(MultigridSmoother s);
+const char* to_string(Prolongation p);
+
+// theta of the one-step scheme: 0 explicit, 1 implicit Euler, 1/2 Crank-Nicolson.
+double scheme_theta(TimeScheme s);
 
 }  // namespace heatsolve

@@ -692,9 +692,14 @@ void resolve_steps(const MapView& v, const DeckNode* end, const DeckNode* steps,
 }
 
 void read_time(const DeckNode& n, Config& cfg) {
-  const MapView v(n, "time", {"end", "steps", "dt", "safety"});
+  const MapView v(n, "time", {"end", "steps", "dt", "safety", "scheme"});
   if (cfg.problem != ProblemType::Heat) return;  // steady problems ignore the section
   cfg.safety = v.optional("safety", cfg.safety, fraction);
+  cfg.scheme = v.optional("scheme", cfg.scheme, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w,
+                  {TimeScheme::Explicit, TimeScheme::ImplicitEuler, TimeScheme::CrankNicolson});
+  });
+  const bool implicit = cfg.scheme != TimeScheme::Explicit;
   const GridDesc g = cfg.grid();
   const double dt_max = stable_dt(g, cfg.diffusivity);
   // Extreme diffusivities or spacings make the limit underflow to 0 or overflow to inf.
@@ -710,11 +715,11 @@ void read_time(const DeckNode& n, Config& cfg) {
     cfg.dt = cfg.safety * dt_max;
   } else {
     cfg.dt = auto_or(*dt, v.path("dt"), "a positive number", 0.0, positive_number);
-    if (cfg.dt > dt_max * (1 + 1e-12))
+    if (!implicit && cfg.dt > dt_max * (1 + 1e-12))
       fail(dt->loc,
            fmt::format("time.dt: {} exceeds the stability limit dt_max = {:.6g} (dt_max = "
                        "1/(2*alpha*sum_d 1/h_d^2) with alpha = {}, h = [{:g}, {:g}{}]); use a "
-                       "smaller dt or dt: auto",
+                       "smaller dt, dt: auto, or an implicit time.scheme",
                        dt->scalar, dt_max, cfg.diffusivity, g.hx, g.hy,
                        g.dims == 3 ? fmt::format(", {:g}", g.hz) : ""));
   }
@@ -843,10 +848,24 @@ void read_boundary(const DeckNode& n, Config& cfg) {
 }
 
 void read_solver(const DeckNode& n, Config& cfg) {
-  const MapView v(n, "solver",
-                  {"method", "tolerance", "max_iterations", "check_every", "anderson"});
+  const MapView v(
+      n, "solver",
+      {"method", "tolerance", "max_iterations", "check_every", "anderson", "multigrid"});
   if (const DeckNode* m = v.get("method"))
-    cfg.method = choice(*m, v.path("method"), {SolverMethod::Jacobi, SolverMethod::Anderson});
+    cfg.method = choice(*m, v.path("method"),
+                        {SolverMethod::Jacobi, SolverMethod::Anderson, SolverMethod::Multigrid,
+                         SolverMethod::MultigridCG});
+  if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit) {
+    // Implicit steps are solved by multigrid; a deck without a method gets it.
+    if (const DeckNode* m = v.get("method")) {
+      if (cfg.method != SolverMethod::Multigrid && cfg.method != SolverMethod::MultigridCG)
+        fail(m->loc, fmt::format("solver.method: time.scheme {} solves each step by multigrid: "
+                                 "expected 'multigrid' or 'mg-cg', got '{}'",
+                                 to_string(cfg.scheme), m->scalar));
+    } else {
+      cfg.method = SolverMethod::Multigrid;
+    }
+  }
   cfg.tolerance = v.optional("tolerance", cfg.tolerance, positive_number);
   cfg.max_iterations = v.optional("max_iterations", cfg.max_iterations, positive_integer);
   cfg.check_every = v.optional("check_every", cfg.check_every, positive_int);
@@ -854,6 +873,32 @@ void read_solver(const DeckNode& n, Config& cfg) {
     const MapView av(*a, v.path("anderson"), {"depth", "damping"});
     cfg.anderson_depth = av.optional("depth", cfg.anderson_depth, positive_int);
     cfg.anderson_damping = av.optional("damping", cfg.anderson_damping, fraction);
+  }
+  if (const DeckNode* mg = v.get("multigrid")) {
+    const MapView mv(
+        *mg, v.path("multigrid"),
+        {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation", "coarse_tolerance"});
+    MultigridSettings& s = cfg.multigrid;
+    s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
+      return choice(e, w, {MultigridCycle::V, MultigridCycle::F});
+    });
+    s.smoother = mv.optional("smoother", s.smoother, [](const DeckNode& e, const std::string& w) {
+      return choice(e, w, {MultigridSmoother::Jacobi, MultigridSmoother::Chebyshev});
+    });
+    const auto sweeps = [](const DeckNode& e, const std::string& w) {
+      return static_cast<int>(integer(e, w, 0, 64));
+    };
+    s.pre_sweeps = mv.optional("pre_sweeps", s.pre_sweeps, sweeps);
+    s.post_sweeps = mv.optional("post_sweeps", s.post_sweeps, sweeps);
+    if (s.pre_sweeps + s.post_sweeps == 0)
+      fail(mv.loc(), fmt::format("{}: pre_sweeps + post_sweeps must be at least 1 (a cycle "
+                                 "without smoothing does not converge)",
+                                 v.path("multigrid")));
+    s.prolongation =
+        mv.optional("prolongation", s.prolongation, [](const DeckNode& e, const std::string& w) {
+          return choice(e, w, {Prolongation::Linear, Prolongation::Constant});
+        });
+    s.coarse_tolerance = mv.optional("coarse_tolerance", s.coarse_tolerance, fraction);
   }
 }
 
@@ -945,6 +990,8 @@ Config build_config(const DeckNode& root) {
     cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
   section(top, "boundary", cfg, read_boundary);
   section(top, "solver", cfg, read_solver);
+  if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
+    cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
   section(top, "execution", cfg, read_execution);
   section(top, "output", cfg, read_output);
   return cfg;

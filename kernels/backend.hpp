@@ -14,6 +14,7 @@
 
 #include "core/execution.hpp"
 #include "core/grid.hpp"
+#include "core/multigrid.hpp"
 #include "kernels/stencil/coefficients.hpp"
 
 namespace heatsolve {
@@ -129,6 +130,31 @@ class Backend {
                     double* c_host) {
     (void)a, (void)na, (void)b, (void)nb, (void)ld, (void)n, (void)c_host;
     throw BackendError("gram() is not implemented by backend " + name());
+  }
+
+  // ---- Multigrid (kernels/multigrid/) ----------------------------------------------------
+  // Grid transfers between a fine grid gf and a coarse grid gc made by halving the axes a
+  // with ratio[a] == 2 (fine cells 2I and 2I+1 are the children of coarse cell I; ratio 1
+  // keeps the axis: fine I is coarse I). Interior cells only.
+  // coarse = the mean of each coarse cell's children.
+  virtual void restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
+                                const std::array<int, 3>& ratio) {
+    (void)fine, (void)gf, (void)coarse, (void)gc, (void)ratio;
+    throw BackendError("restrict_average() is not implemented by backend " + name());
+  }
+  // fine += P coarse. Constant: each child takes its parent's value. Linear: the parent P
+  // plus, per halved axis, (N - P)/4 with N the parent's neighbour on the child's side along
+  // that axis (exact for linear fields; reads face neighbours only, never edge or corner
+  // ghosts); reads coarse's ghost cells, so fill them first.
+  virtual void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                           const std::array<int, 3>& ratio, Prolongation p) {
+    (void)coarse, (void)gc, (void)fine, (void)gf, (void)ratio, (void)p;
+    throw BackendError("prolong_add() is not implemented by backend " + name());
+  }
+  // sum a*b over the interior, accumulated in double, deterministic.
+  virtual double dot(const T* a, const T* b, const GridDesc& g) {
+    (void)a, (void)b, (void)g;
+    throw BackendError("dot() is not implemented by backend " + name());
   }
 
   virtual void synchronize() {}

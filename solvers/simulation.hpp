@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "solvers/multigrid.hpp"
 #include "solvers/solver.hpp"
 
 namespace heatsolve {
@@ -22,6 +23,19 @@ class Simulation {
   RunResult run_heat();
   RunResult run_poisson();
   RunResult run_anderson();
+  RunResult run_multigrid();      // Poisson: multigrid cycles or mg-cg
+  RunResult run_implicit_heat();  // implicit Euler / Crank-Nicolson steps
+  // Multigrid for A = sigma - Lap on this rank's block (agglomerated under MPI).
+  void make_multigrid(double sigma);
+  std::unique_ptr<Agglomeration<T>> make_agglomeration(const GridDesc& global_coarse);
+  // Starts an iteration on A u = f: the residual into mg_r_ (and mg-cg's search direction);
+  // returns ||f - A u||.
+  double mg_start(T* u, const T* f);
+  // One multigrid cycle or preconditioned CG step; returns ||f - A u|| after it.
+  double mg_iterate(T* u, const T* f);
+  // mg-cg: rn if above the tolerance, else the true ||f - A u|| (restarting CG when it misses).
+  double mg_confirm(T* u, const T* f, double rn, double reference);
+  nlohmann::json multigrid_report(std::int64_t cycles, const std::vector<double>& factors) const;
   double poisson_residual(T* u, const T* f, double f_norm, const T* previous);
   // Halo exchange (finishing the one in flight for u, if any), then physical boundaries
   // (unless `physical` is false).
@@ -70,6 +84,11 @@ class Simulation {
   // Anderson history (run_anderson), members so that checkpoints can reach them.
   std::unique_ptr<Array<T>> anderson_F_, anderson_G_, anderson_g_prev_;
   int anderson_depth_ = 0;
+  // Multigrid (run_multigrid, run_implicit_heat): the hierarchy and mg-cg's vectors.
+  std::unique_ptr<Multigrid<T>> mg_;
+  std::unique_ptr<Array<T>> mg_r_, mg_z_, mg_p_, mg_q_;
+  double mg_rz_ = 0;
+  double mg_setup_seconds_ = 0;
   double dt_ = 0;                // heat time step in use
   double restored_dt_ = 0;       // dt of the checkpoint restarted from
   std::int64_t start_step_ = 0;  // step restored from (0: fresh)

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -43,6 +44,9 @@ struct RunResult {
   double points_per_second = 0;  // interior point updates per second (all ranks)
   double total_heat = 0;         // sum of u * cell volume at the end
   std::vector<std::pair<std::int64_t, double>> residual_history;
+  // Multigrid and mg-cg runs (Poisson, implicit heat): levels, cycles, convergence factor
+  // per cycle, time per phase; null otherwise.
+  nlohmann::json multigrid;
   std::vector<std::string> files;
   // Checkpoint/restart (docs/batch.md).
   std::int64_t start_step = 0;  // step/iteration the run started from (restart), else 0
@@ -71,6 +75,7 @@ struct RunContext {
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();  // walltime
 #ifdef HEATSOLVE_HAVE_MPI
   MPI_Comm checkpoint_comm = MPI_COMM_NULL;  // ranks writing checkpoints together (multi-rank)
+  MPI_Comm comm = MPI_COMM_NULL;             // the decomposition's ranks (multigrid agglomeration)
 #endif
 };
 

@@ -1,9 +1,10 @@
 // `heatsolve bench`: the stencil, reduction and GEMM ladders measured on this machine's GPU.
+#include "app/bench/bench_command.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include "app/bench/bench.hpp"
 #include "app/bench/bench_kernels.hpp"
-#include "app/bench/bench_command.hpp"
 
 namespace heatsolve {
 
@@ -11,6 +12,7 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--size", o.size, "grid points per dimension (default 512 in 3D, 8192 in 2D)");
   cmd->add_option("--dims", o.dims, "2 or 3")->check(CLI::IsMember({2, 3}));
   cmd->add_option("--precision", o.precision, "float or double")
+      ->each([&o](const std::string&) { o.precision_given = true; })
       ->check(CLI::IsMember({"float", "double"}));
   cmd->add_flag("--json", o.json, "machine-readable output");
   cmd->add_flag("--all-shapes", o.stencil.all_shapes,
@@ -30,6 +32,11 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
       ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--reductions", o.reductions, "benchmark the reduction ladder (and CUB)");
   cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
+  cmd->add_flag("--multigrid", o.multigrid,
+                "time to solution of 3D Poisson by multigrid and mg-cg against sweeps and Jacobi "
+                "(--size, default 256; --precision float|double, both when not given)");
+  cmd->add_option("--backend", o.backend, "--multigrid: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
   cmd->add_option("--gemm-max", o.gemm_max_size, "largest square GEMM size for --gemm");
 }
@@ -37,6 +44,9 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
 int bench_command(const BenchOptions& o) {
   if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
   if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
+  if (o.multigrid)
+    return run_multigrid_bench(o.size > 0 ? o.size : 256, o.precision_given ? o.precision : "both",
+                               o.backend, o.json);
   StencilBenchOptions s = o.stencil;
   s.size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
   s.dims = o.dims;

@@ -19,6 +19,9 @@ struct BenchOptions {
   bool json = false;
   bool reductions = false;
   bool gemm = false;
+  bool multigrid = false;
+  bool precision_given = false;
+  std::string backend = "auto";  // --multigrid only
   // Stencil bench only (all_shapes, variants, chunks, sustain_s are bound to the CLI; size,
   // dims and precision come from the fields above).
   StencilBenchOptions stencil;

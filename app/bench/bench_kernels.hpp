@@ -16,4 +16,10 @@ int run_reduction_bench(std::size_t n, const std::string& precision, bool json);
 // tall-skinny A^T B vs cuBLAS. Table or JSON on stdout.
 int run_gemm_bench(int max_size, const std::string& precision, bool json);
 
+// 3D Poisson n^3 by multigrid and mg-cg (float and double, or one of them: `precision`
+// float | double | both) on `backend` (auto | cpu | cuda): iterations, convergence factor,
+// time to solution, time per iteration in sweeps of the same grid, and Jacobi's time
+// extrapolated from a timed prefix. Table or JSON on stdout.
+int run_multigrid_bench(int n, const std::string& precision, const std::string& backend, bool json);
+
 }  // namespace heatsolve

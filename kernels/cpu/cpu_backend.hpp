@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/multigrid/cpu/transfer_cpu.hpp"
 
 namespace heatsolve {
 
@@ -75,6 +76,15 @@ class CpuBackend final : public Backend<T> {
                const GridDesc& g) override;
   void gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
             double* c_host) override;
+  void restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
+                        const std::array<int, 3>& ratio) override {
+    cpu_restrict_average(fine, gf, coarse, gc, ratio);
+  }
+  void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                   const std::array<int, 3>& ratio, Prolongation p) override {
+    cpu_prolong_add(coarse, gc, fine, gf, ratio, p);
+  }
+  double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
 };
 
 }  // namespace heatsolve

@@ -15,6 +15,7 @@
 #include "kernels/gemm/cuda/gemm.cuh"
 #include "kernels/stencil/cuda/ghost_rules.cuh"
 #include "kernels/halo/cuda/halo_pack.hpp"
+#include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/reduction/cuda/reduction.cuh"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
@@ -243,6 +244,19 @@ class CudaBackend final : public Backend<T> {
   void gram(const T* a, int na, const T* b, int nb, std::size_t ld, std::size_t n,
             double* c_host) override {
     gram_tall_skinny_strided<T>(a, na, b, nb, ld, n, c_host, stream_, &gram_ws_);
+  }
+
+  // Multigrid transfers (kernels/multigrid/cuda) and the dot product (modern reduction rung).
+  void restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
+                        const std::array<int, 3>& ratio) override {
+    launch_restrict_average<T>(fine, gf, coarse, gc, ratio, stream_);
+  }
+  void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                   const std::array<int, 3>& ratio, Prolongation p) override {
+    launch_prolong_add<T>(coarse, gc, fine, gf, ratio, p, stream_);
+  }
+  double dot(const T* a, const T* b, const GridDesc& g) override {
+    return dot_interior<T>(a, b, g, stream_, &reduce_ws_);
   }
 
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }

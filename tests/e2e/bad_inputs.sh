@@ -25,6 +25,13 @@ printf '%s\nmaterial: {diffusivity: 1e308}\ntime: {end: 0}\n' "$head" >"$work/de
 printf '%s\ntime: {end: 1}\noutput: {directory: "a\\0b"}\n' "$head" >"$work/decks/nul_in_path.yaml"
 printf '%s\ntime: {end: 1}\noutput: {directory: a\xffb}\n' "$head" >"$work/decks/bad_utf8.yaml"
 printf 'name: t\nproblem: {type: heat, dimensions: 4294967298}\n' >"$work/decks/dims_wrap.yaml"
+# Multigrid and implicit stepping: an overflowing sweep count, a list where a scheme name
+# belongs, an implicit deck whose dt is ~100x the explicit limit (valid).
+printf '%s\ntime: {end: 1}\nsolver: {method: multigrid, multigrid: {pre_sweeps: 99999999999999999999}}\n' \
+  "$head" >"$work/decks/mg_sweeps_overflow.yaml"
+printf '%s\ntime: {end: 1, scheme: [implicit-euler]}\n' "$head" >"$work/decks/scheme_list.yaml"
+printf '%s\ntime: {steps: 2, dt: 1.0, scheme: crank-nicolson}\nsolver: {method: mg-cg}\n' "$head" \
+  >"$work/decks/implicit_huge_dt.yaml"
 python3 - "$work/decks/alias_bomb.yaml" <<'PY'
 import sys
 s = "a: &a [1,1,1,1,1,1,1,1,1,1]\n"

@@ -1,5 +1,6 @@
 // Deck parsing and validation: every shipped deck parses, every kind of bad deck is rejected
 // with a message that points at the offending line/column, overrides, time resolution.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,7 +59,12 @@ TEST(Deck, EveryShippedDeckParses) {
     EXPECT_EQ(cfg.deck["name"], cfg.name);
     if (cfg.problem == ProblemType::Heat) {
       EXPECT_GT(cfg.dt, 0);
-      EXPECT_LE(cfg.dt, stable_dt(cfg.grid(), cfg.diffusivity));
+      if (cfg.scheme == TimeScheme::Explicit) {
+        EXPECT_LE(cfg.dt, stable_dt(cfg.grid(), cfg.diffusivity));
+      } else {  // implicit decks are solved by multigrid, at any dt
+        EXPECT_TRUE(cfg.method == SolverMethod::Multigrid ||
+                    cfg.method == SolverMethod::MultigridCG);
+      }
     }
     ++count;
   }
@@ -196,6 +202,62 @@ TEST(Deck, PoissonNeedsNoTimeSection) {
   EXPECT_EQ(cfg.anderson_depth, 3);
   EXPECT_EQ(cfg.anderson_damping, 0.5);
   EXPECT_EQ(cfg.steps, 0);
+}
+
+TEST(Deck, MultigridSettings) {
+  const Config cfg = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+      "solver: {method: mg-cg, multigrid: {cycle: f, smoother: jacobi, pre_sweeps: 0, "
+      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6}}\n");
+  EXPECT_EQ(cfg.method, SolverMethod::MultigridCG);
+  EXPECT_EQ(cfg.multigrid.cycle, MultigridCycle::F);
+  EXPECT_EQ(cfg.multigrid.smoother, MultigridSmoother::Jacobi);
+  EXPECT_EQ(cfg.multigrid.pre_sweeps, 0);
+  EXPECT_EQ(cfg.multigrid.post_sweeps, 5);
+  EXPECT_EQ(cfg.multigrid.prolongation, Prolongation::Constant);
+  EXPECT_EQ(cfg.multigrid.coarse_tolerance, 1e-6);
+  // Defaults: V-cycles, Chebyshev 3 + 3, linear prolongation.
+  const Config d = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+      "solver: {method: multigrid}\n");
+  EXPECT_EQ(d.method, SolverMethod::Multigrid);
+  EXPECT_EQ(d.multigrid.cycle, MultigridCycle::V);
+  EXPECT_EQ(d.multigrid.smoother, MultigridSmoother::Chebyshev);
+  EXPECT_EQ(d.multigrid.pre_sweeps, 3);
+  EXPECT_EQ(d.multigrid.post_sweeps, 3);
+  EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
+}
+
+// Implicit schemes have no stability limit: a dt hundreds of times dt_max validates, keeps
+// its value, and the steps are solved by multigrid unless mg-cg is asked for.
+TEST(DeckTime, ImplicitDtMayExceedTheExplicitLimit) {
+  for (const char* scheme : {"implicit-euler", "crank-nicolson"}) {
+    const Config cfg = parse(
+        fmt::format("name: t\nproblem: {{type: heat, dimensions: 3}}\ngrid: {{cells: [8, 8, 8]}}\n"
+                    "time: {{end: 2.0, dt: 0.5, scheme: {}}}\n",
+                    scheme));
+    EXPECT_EQ(cfg.scheme, std::string(scheme) == "implicit-euler" ? TimeScheme::ImplicitEuler
+                                                                  : TimeScheme::CrankNicolson);
+    EXPECT_GT(cfg.dt, 190 * stable_dt(cfg.grid(), cfg.diffusivity)) << scheme;  // 1/384
+    EXPECT_EQ(cfg.dt, 0.5);
+    EXPECT_EQ(cfg.steps, 4);
+    EXPECT_EQ(cfg.method, SolverMethod::Multigrid) << "no solver section: multigrid";
+  }
+  const Config with_solver = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [16, 16]}\n"
+      "time: {steps: 3, dt: 1.0, scheme: crank-nicolson}\nsolver: {tolerance: 1e-9}\n");
+  EXPECT_EQ(with_solver.method, SolverMethod::Multigrid) << "solver section without a method";
+  EXPECT_EQ(with_solver.end_time, 3.0);
+  const Config cg = parse(
+      "name: t\nproblem: {type: heat, dimensions: 2}\ngrid: {cells: [16, 16]}\n"
+      "time: {steps: 3, dt: 1.0, scheme: implicit-euler}\nsolver: {method: mg-cg}\n");
+  EXPECT_EQ(cg.method, SolverMethod::MultigridCG);
+  // The explicit scheme keeps the limit (the message now names the implicit way out).
+  const DeckError e = parse_error(
+      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+      "time: {end: 2.0, dt: 0.5, scheme: explicit}\n");
+  EXPECT_NE(e.message().find("exceeds the stability limit"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("implicit time.scheme"), std::string::npos) << e.what();
 }
 
 // ---- Time resolution ----------------------------------------------------------------------
@@ -469,6 +531,37 @@ const BadDeck kBadDecks[] = {
      "material.diffusivity: expected a number, got an empty value", 6, 3},
     {"empty_section_missing_type", kBase + "initial:\n", "missing required key 'initial.type'", 5,
      1},
+    {"negative_pre_sweeps", kBase + "solver: {multigrid: {pre_sweeps: -1}}\n",
+     "solver.multigrid.pre_sweeps: expected a non-negative integer, got '-1'", 5, 34},
+    {"too_many_post_sweeps", kBase + "solver: {multigrid: {post_sweeps: 65}}\n",
+     "solver.multigrid.post_sweeps: 65 is too large (at most 64)", 5, 35},
+    {"unknown_smoother", kBase + "solver: {multigrid: {smoother: gauss-seidel}}\n",
+     "solver.multigrid.smoother: unknown value 'gauss-seidel'; valid values: jacobi, chebyshev", 5,
+     32},
+    {"unknown_cycle", kBase + "solver: {multigrid: {cycle: w}}\n",
+     "solver.multigrid.cycle: unknown value 'w'; valid values: v, f", 5, 29},
+    {"unknown_multigrid_key", kBase + "solver: {multigrid: {cylce: v}}\n",
+     "unknown key 'cylce' in 'solver.multigrid' (did you mean 'cycle'?)", 5, 22},
+    {"no_sweeps", kBase + "solver: {multigrid: {pre_sweeps: 0, post_sweeps: 0}}\n",
+     "solver.multigrid: pre_sweeps + post_sweeps must be at least 1", 5, 21},
+    {"zero_coarse_tolerance", kBase + "solver: {multigrid: {coarse_tolerance: 0}}\n",
+     "solver.multigrid.coarse_tolerance: must be in (0, 1], got 0", 5, 40},
+    {"unknown_scheme",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, scheme: backward-euler}\n",
+     "time.scheme: unknown value 'backward-euler'; valid values: explicit, implicit-euler, "
+     "crank-nicolson",
+     4, 24},
+    {"implicit_with_jacobi",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, scheme: implicit-euler}\nsolver: {tolerance: 1e-6, method: jacobi}\n",
+     "solver.method: time.scheme implicit-euler solves each step by multigrid: expected "
+     "'multigrid' or 'mg-cg', got 'jacobi'",
+     5, 35},
+    {"crank_nicolson_with_anderson",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 1, scheme: crank-nicolson}\nsolver:\n  method: anderson\n",
+     "time.scheme crank-nicolson solves each step by multigrid", 6, 11},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),

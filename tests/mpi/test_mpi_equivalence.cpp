@@ -5,7 +5,10 @@
 //     automatic one), 2D and 3D, every boundary type, uneven splits, float and double: the
 //     field at every output step is BITWISE equal to the single-rank run;
 //   * parallel HDF5 output (collective, and gathered to rank 0) holds the same steps, times
-//     and bits as the serial writer's file.
+//     and bits as the serial writer's file;
+//   * multigrid/mg-cg Poisson and implicit heat (coarse levels agglomerated on rank 0): every
+//     decomposition agrees with the single-rank run to 1e-8 (tolerance 1e-10), same cycle
+//     counts when every block halves evenly, within one otherwise.
 // Usage: heatsolve_mpi_tests <work-directory>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -486,6 +489,7 @@ void test_equivalence() {
       ctx.domain = dec.domain();
       ctx.backend_options.kernel = cfg.kernel;
       ctx.reducer = &reducer;
+      ctx.comm = dec.comm();
       ctx.exchanger_f = &ex_f;
       ctx.exchanger_d = &ex_d;
       CaptureWriter cap;
@@ -557,6 +561,168 @@ void test_equivalence() {
   }
 }
 
+// ---- multigrid: decomposed finest level, coarse levels agglomerated on rank 0 -----------
+
+// Multigrid and mg-cg Poisson solves and implicit heat steps. Reductions run in another
+// order on every decomposition, so the fields are compared to the tolerance, not bitwise:
+// max |u - u_serial| / max |u_serial| <= 1e-8 with solver.tolerance 1e-10, and the cycle
+// counts equal the serial run's when every block halves evenly (the first coarse level is
+// then distributed), within one otherwise (the finest residual itself is gathered).
+std::vector<Case> multigrid_cases() {
+  const FaceBC P{BoundaryType::Periodic, 0.0};
+  std::vector<Case> out;
+  const auto poisson = [](Config c, double tol) {
+    c.problem = ProblemType::Poisson;
+    c.steps = 0;
+    c.end_time = 0;
+    c.tolerance = tol;
+    c.max_iterations = 60;
+    c.output_every = 0;
+    return c;
+  };
+  {  // 3D mixed: Dirichlet values, Neumann fluxes, a periodic pair; Gaussian source
+    Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, -0.5},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.0},
+                        {BoundaryType::Neumann, 1.0}});
+    c.source.type = ShapeType::Gaussian;
+    c.source.amplitude = 40.0;
+    c.source.width = 0.12;
+    c.source.center = {0.3, 0.5, 0.7};
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-mixed", c});
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"mgcg3d-mixed", c});
+  }
+  {  // 3D singular (Neumann x, periodic y and z): the source shift and the zero mean are global
+    Config c = poisson(base_config(3, {16, 16, 12}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Neumann, 0.3}, {BoundaryType::Neumann, 0.0}, P, P, P, P});
+    c.source.type = ShapeType::Gaussian;
+    c.source.amplitude = 10.0;
+    c.source.width = 0.15;
+    c.source.center = {0.5, 0.4, 0.6};
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-singular", c});
+  }
+  {  // 2D with an F-cycle, grid 30 x 22: uneven splits gather the finest residual
+    Config c = poisson(base_config(2, {30, 22, 1}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Dirichlet, 1.0},
+                        {BoundaryType::Dirichlet, 0.0},
+                        {BoundaryType::Neumann, 0.5},
+                        {BoundaryType::Dirichlet, -0.5}});
+    c.source.type = ShapeType::Sine;
+    c.source.amplitude = 5.0;
+    c.method = SolverMethod::Multigrid;
+    c.multigrid.cycle = MultigridCycle::F;
+    out.push_back({"mg2d-fcycle", c});
+  }
+  {  // implicit Euler heat, 3D, dt 50x the explicit limit
+    Config c = base_config(3, {20, 16, 12}, 6, Precision::Double);
+    c.scheme = TimeScheme::ImplicitEuler;
+    c.method = SolverMethod::Multigrid;
+    c.dt = 50 * stable_dt(c.grid(), c.diffusivity);
+    c.end_time = c.dt * double(c.steps);
+    c.tolerance = 1e-10;
+    c.max_iterations = 50;
+    c.output_every = 0;
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Dirichlet, 0.1},
+                        P,
+                        P,
+                        {BoundaryType::Neumann, 0.5},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 1.0;
+    out.push_back({"implicit-euler3d", c});
+    c.scheme = TimeScheme::CrankNicolson;
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"crank-nicolson-mgcg3d", c});
+  }
+  return out;
+}
+
+double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double d = 0, m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    m = std::max(m, std::abs(b[i]));
+  }
+  return m > 0 ? d / m : d;
+}
+
+void test_multigrid_equivalence() {
+  for (const Case& cs : multigrid_cases()) {
+    const Config& cfg = cs.cfg;
+    CaptureWriter ref;
+    double ref_cycles = 0;
+    if (g_rank == 0) {
+      RunContext sctx;
+      sctx.domain = serial_domain(cfg.grid(), cfg.boundary);
+      sctx.backend_options.kernel = cfg.kernel;
+      const RunResult r = run_any(cfg, sctx, {&ref});
+      CHECK(cfg.problem == ProblemType::Heat || r.converged, "{}: serial run did not converge",
+            cs.name);
+      ref_cycles = double(r.multigrid.at("cycles"));
+    }
+    MPI_Bcast(&ref_cycles, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (const auto& req : decompositions(cfg, g_size)) {
+      CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
+      MpiReducer reducer(dec.comm());
+      MpiHaloExchanger<float> ex_f(dec, cfg.halo);
+      MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+      RunContext ctx;
+      ctx.domain = dec.domain();
+      ctx.backend_options.kernel = cfg.kernel;
+      ctx.reducer = &reducer;
+      ctx.comm = dec.comm();
+      ctx.exchanger_f = &ex_f;
+      ctx.exchanger_d = &ex_d;
+      CaptureWriter cap;
+      const RunResult r = run_any(cfg, ctx, {&cap});
+      // Does every block halve evenly along the axes the global grid halves?
+      std::array<int, 3> ratio{};
+      coarsen(cfg.grid(), &ratio);
+      int uneven = 0;
+      for (int a = 0; a < cfg.dimensions; ++a)
+        uneven |=
+            ctx.domain.block.offset[a] % ratio[a] != 0 || ctx.domain.block.count[a] % ratio[a] != 0;
+      MPI_Allreduce(MPI_IN_PLACE, &uneven, 1, MPI_INT, MPI_MAX, dec.comm());
+      const std::string label = fmt::format("{} np{} {}{}", cs.name, g_size, dec.describe(),
+                                            req[0] == 0 ? " (auto)" : "");
+      const double cycles = double(r.multigrid.at("cycles"));
+      CHECK(cfg.problem == ProblemType::Heat || r.converged, "{}: did not converge ({:.3e})", label,
+            r.final_residual);
+      if (cfg.problem == ProblemType::Heat) {
+        CHECK(r.steps == cfg.steps, "{}: {} steps", label, r.steps);
+        // Per step within one cycle of the serial run.
+        CHECK(std::abs(cycles - ref_cycles) <= (uneven ? double(cfg.steps) : 0.0),
+              "{}: {} cycles, serial {}", label, cycles, ref_cycles);
+      } else {
+        CHECK(std::abs(cycles - ref_cycles) <= (uneven ? 1.0 : 0.0), "{}: {} cycles, serial {}",
+              label, cycles, ref_cycles);
+      }
+      CHECK(!cap.steps.empty(), "{}: no output", label);
+      double diff = INFINITY;
+      if (!cap.steps.empty()) {
+        const std::vector<double> global = gather_global(cap.steps.back(), cfg, dec.comm());
+        if (g_rank == 0) {
+          diff = max_relative_difference(global, ref.steps.back().data);
+          CHECK(diff <= 1e-8, "{}: max relative difference {:.3e} from the serial run", label,
+                diff);
+          CHECK(cap.steps.back().step == ref.steps.back().step, "{}: final step {} vs {}", label,
+                cap.steps.back().step, ref.steps.back().step);
+        }
+      }
+      log(fmt::format("  {:<56} {} cycles (serial {}){}, max rel. diff {:.1e}", label, cycles,
+                      ref_cycles, uneven ? ", uneven blocks" : "", diff));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -588,6 +754,7 @@ int main(int argc, char** argv) {
     test_regions();
     log("core/shell regions: done");
     test_equivalence();
+    test_multigrid_equivalence();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[rank %d] exception: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

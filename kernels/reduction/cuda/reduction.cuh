@@ -158,6 +158,10 @@ double reduce_interior(ReduceOp op, const T* d_u, const GridDesc& g, cudaStream_
 template <typename T>
 double reduce_diff_interior(ReduceOp op, const T* d_a, const T* d_b, const GridDesc& g,
                             cudaStream_t stream, ReductionWorkspace* ws = nullptr);
+// sum a * b over the interior (products formed and summed in double): Backend::dot.
+template <typename T>
+double dot_interior(const T* d_a, const T* d_b, const GridDesc& g, cudaStream_t stream,
+                    ReductionWorkspace* ws = nullptr);
 // op applied to the Poisson residual r = f + lap(u) over the interior (f may be null). The
 // ghosts of u must be filled. lap(u) = sum_d (u[-d] - 2u + u[+d]) / h_d^2, in double.
 template <typename T>
@@ -173,6 +177,9 @@ void reduce_diff_interior_async(ReduceOp op, const T* d_a, const T* d_b, const G
 template <typename T>
 void reduce_residual_interior_async(ReduceOp op, const T* d_u, const T* d_f, const GridDesc& g,
                                     cudaStream_t stream, ReductionWorkspace& ws);
+template <typename T>
+void dot_interior_async(const T* d_a, const T* d_b, const GridDesc& g, cudaStream_t stream,
+                        ReductionWorkspace& ws);
 
 namespace testing {
 // Negative control for the tests only: rung 5 written the pre-Volta way (plain shared-memory

@@ -16,6 +16,22 @@ std::int64_t head_of(const T* p) {
   return static_cast<std::int64_t>(align_head(p, 16));
 }
 
+// op over Pair::apply(a, b) (formed in double) over the interior: 16-byte vectors when a and b
+// share the 16-byte phase, else scalar loads (they can never both be aligned).
+template <class Pair, class Op, class T>
+void launch_pair_rows(const T* a, const T* b, const GridDesc& g, cudaStream_t s,
+                      ReductionWorkspace& ws) {
+  if (empty_grid(g, s, ws)) return;
+  using Tu = SolverTuning<T>;
+  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
+  if (head_of(a) == head_of(b))
+    launch_rows<Tu, Op, double>(PairRows<T, V, U, Pair>{a, b, head_of(a)},
+                                row_geometry(g, 32 * V * U * 2), s, ws);
+  else
+    launch_rows<Tu, Op, double>(PairRows<T, 1, U, Pair>{a, b, 0}, row_geometry(g, 32 * U * 2), s,
+                                ws);
+}
+
 }  // namespace detail
 
 template <typename T>
@@ -35,20 +51,15 @@ void reduce_interior_async(ReduceOp op, const T* d_u, const GridDesc& g, cudaStr
 template <typename T>
 void reduce_diff_interior_async(ReduceOp op, const T* d_a, const T* d_b, const GridDesc& g,
                                 cudaStream_t stream, ReductionWorkspace& ws) {
-  using namespace detail;
-  if (empty_grid(g, stream, ws)) return;
-  using Tu = SolverTuning<T>;
-  constexpr int V = 16 / sizeof(T), U = Tu::kUnroll;
-  const bool same_phase = head_of(d_a) == head_of(d_b);
-  dispatch_op(op, [&](auto o) {
-    using Op = decltype(o);
-    if (same_phase)
-      launch_rows<Tu, Op, double>(DiffRows<T, V, U>{d_a, d_b, head_of(d_a)},
-                                  row_geometry(g, 32 * V * U * 2), stream, ws);
-    else  // the two arrays can never both be 16-byte aligned: scalar loads
-      launch_rows<Tu, Op, double>(DiffRows<T, 1, U>{d_a, d_b, 0}, row_geometry(g, 32 * U * 2),
-                                  stream, ws);
+  detail::dispatch_op(op, [&](auto o) {
+    detail::launch_pair_rows<detail::MinusPair, decltype(o)>(d_a, d_b, g, stream, ws);
   });
+}
+
+template <typename T>
+void dot_interior_async(const T* d_a, const T* d_b, const GridDesc& g, cudaStream_t stream,
+                        ReductionWorkspace& ws) {
+  detail::launch_pair_rows<detail::TimesPair, detail::SumOp>(d_a, d_b, g, stream, ws);
 }
 
 template <typename T>
@@ -86,6 +97,14 @@ double reduce_diff_interior(ReduceOp op, const T* d_a, const T* d_b, const GridD
 }
 
 template <typename T>
+double dot_interior(const T* d_a, const T* d_b, const GridDesc& g, cudaStream_t stream,
+                    ReductionWorkspace* ws) {
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  dot_interior_async(d_a, d_b, g, stream, w);
+  return detail::finish(stream, w);
+}
+
+template <typename T>
 double reduce_residual_interior(ReduceOp op, const T* d_u, const T* d_f, const GridDesc& g,
                                 cudaStream_t stream, ReductionWorkspace* ws) {
   ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
@@ -105,7 +124,11 @@ double reduce_residual_interior(ReduceOp op, const T* d_u, const T* d_f, const G
   template void reduce_diff_interior_async<T>(ReduceOp, const T*, const T*, const GridDesc&,     \
                                               cudaStream_t, ReductionWorkspace&);                \
   template void reduce_residual_interior_async<T>(ReduceOp, const T*, const T*, const GridDesc&, \
-                                                  cudaStream_t, ReductionWorkspace&);
+                                                  cudaStream_t, ReductionWorkspace&);            \
+  template double dot_interior<T>(const T*, const T*, const GridDesc&, cudaStream_t,             \
+                                  ReductionWorkspace*);                                          \
+  template void dot_interior_async<T>(const T*, const T*, const GridDesc&, cudaStream_t,         \
+                                      ReductionWorkspace&);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -7,6 +7,7 @@
 //           or covers a segment of an interior row of a padded GridDesc field (solver norms):
 //             FieldRows<T, V, U>    u[i]
 //             DiffRows<T, V, U>     a[i] - b[i]                 (V = 1 when a, b differ in phase)
+//             DotRows<T, V, U>      a[i] * b[i]                 (same; both are PairRows)
 //             ResidualRows<T>       f[i] + lap u (i)            (scalar coalesced loads)
 // Ladder kernels reduce_r1..reduce_r7 take a flat loader; the modern rung is
 // reduce_modern_pass1 (flat) or reduce_rows_pass1 (fields), then reduce_final (or, fused, the
@@ -617,8 +618,22 @@ struct FieldRows {
   }
 };
 
-template <class T, int V, int UNROLL>
-struct DiffRows {
+// Pointwise combination of two fields, formed in the accumulator type A.
+struct MinusPair {
+  template <class A>
+  __device__ static A apply(A x, A y) {
+    return x - y;
+  }
+};
+struct TimesPair {
+  template <class A>
+  __device__ static A apply(A x, A y) {
+    return x * y;
+  }
+};
+
+template <class T, int V, int UNROLL, class Pair>
+struct PairRows {
   const T* a;
   const T* b;
   std::int64_t head;
@@ -640,12 +655,16 @@ struct DiffRows {
 #pragma unroll
         for (int e = 0; e < V; ++e)
           if (i0 + e >= start && i0 + e < end)
-            acc = Op::combine(acc, Op::transform(A(ra[u].v[e]) - A(rb[u].v[e])));
+            acc = Op::combine(acc, Op::transform(Pair::apply(A(ra[u].v[e]), A(rb[u].v[e]))));
       }
     }
     return acc;
   }
 };
+template <class T, int V, int UNROLL>
+using DiffRows = PairRows<T, V, UNROLL, MinusPair>;  // a - b (reduce_diff_interior)
+template <class T, int V, int UNROLL>
+using DotRows = PairRows<T, V, UNROLL, TimesPair>;  // a * b (dot_interior, with SumOp)
 
 // r = f + lap u, scalar coalesced loads (lane x, x+32, ...); neighbours hit L1/L2.
 template <class T>

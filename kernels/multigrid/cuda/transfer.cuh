@@ -1,0 +1,31 @@
+// Multigrid grid transfers on device memory (contract: Backend::restrict_average and
+// Backend::prolong_add; reference: kernels/multigrid/cpu/transfer_cpu.hpp, same weights, same
+// order of the double sums, so the results match the CPU bit for bit). Backend::dot runs on
+// the reduction ladder's modern rung (dot_interior in kernels/reduction/cuda/reduction.cuh).
+//
+// Plain C++ header (the host compiler includes it too); the kernels live in transfer.cu.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+
+#include "core/grid.hpp"
+#include "core/multigrid.hpp"
+
+namespace heatsolve::cuda {
+
+// coarse = mean of each coarse cell's children (interior cells of gc). ratio[a] is 1 or 2 per
+// axis (ratio[2] is ignored in 2D) and gf.n = ratio * gc.n on every active axis
+// (std::invalid_argument otherwise). Asynchronous on `stream`.
+template <typename T>
+void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
+                             const std::array<int, 3>& ratio, cudaStream_t stream);
+
+// fine += P coarse over the interior cells of gf (same checks). Linear reads coarse's ghost
+// cells next to the interior: fill them first. Asynchronous on `stream`.
+template <typename T>
+void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream);
+
+}  // namespace heatsolve::cuda

@@ -1,0 +1,388 @@
+// Multigrid grid transfers (Backend::restrict_average, prolong_add) and Backend::dot.
+// CPU: exactness on linear functions (restriction of a linear function gives its values at the
+// coarse cell centres; linear prolongation reproduces it at the fine centres), constants, and
+// hand sums. CUDA: the device kernels against the CPU reference on random fields (odd and even
+// coarse sizes, anisotropic ratios, 2D), both prolongation orders, float and double; they
+// skip themselves without a CUDA device. The file compiles without CUDA too.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/grid.hpp"
+#include "core/multigrid.hpp"
+#include "kernels/backend.hpp"
+
+namespace heatsolve {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                    \
+  do {                                                                        \
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
+  } while (0)
+
+using Ratio = std::array<int, 3>;
+
+// A fine grid and the coarse grid made from it by `ratio` (z ignored in 2D).
+struct Level {
+  std::string name;
+  GridDesc fine, coarse;
+  Ratio ratio;
+};
+
+Level make_level(const std::string& name, int dims, int nx, int ny, int nz, Ratio ratio) {
+  Level l;
+  l.name = name;
+  l.ratio = ratio;
+  l.fine.dims = dims;
+  l.fine.nx = nx;
+  l.fine.ny = ny;
+  l.fine.nz = dims == 3 ? nz : 1;
+  l.fine.hx = 0.11;
+  l.fine.hy = 0.07;
+  l.fine.hz = dims == 3 ? 0.13 : 1.0;
+  l.coarse = l.fine;
+  l.coarse.nx = nx / ratio[0];
+  l.coarse.ny = ny / ratio[1];
+  l.coarse.hx = l.fine.hx * ratio[0];
+  l.coarse.hy = l.fine.hy * ratio[1];
+  if (dims == 3) {
+    l.coarse.nz = nz / ratio[2];
+    l.coarse.hz = l.fine.hz * ratio[2];
+  }
+  return l;
+}
+
+// f = a + b x + c y + d z at the centre of cell (i, j, k) (ghosts too: i = -1 is at -h/2).
+double linear(const GridDesc& g, int i, int j, int k) {
+  const double x = (i + 0.5) * g.hx, y = (j + 0.5) * g.hy, z = g.dims == 3 ? (k + 0.5) * g.hz : 0.0;
+  return 0.3 + 1.7 * x - 2.1 * y + 0.9 * z;
+}
+
+// Every padded cell of g (ghosts, edges and corners included) set to fn(i, j, k).
+template <typename T, class Fn>
+std::vector<T> padded_field(const GridDesc& g, Fn&& fn) {
+  std::vector<T> v(g.padded_size());
+  const bool d3 = g.dims == 3;
+  for (int k = d3 ? -1 : 0; k < (d3 ? g.nz + 1 : 1); ++k)
+    for (int j = -1; j <= g.ny; ++j)
+      for (int i = -1; i <= g.nx; ++i) v[g.index(i, j, k)] = static_cast<T>(fn(i, j, k));
+  return v;
+}
+
+template <typename T>
+std::vector<T> random_field(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+// Calls fn(i, j, k, index) for every interior cell of g.
+template <class Fn>
+void for_interior(const GridDesc& g, Fn&& fn) {
+  const bool d3 = g.dims == 3;
+  for (int k = 0; k < (d3 ? g.nz : 1); ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) fn(i, j, k, g.index(i, j, k));
+}
+
+bool interior(const GridDesc& g, std::size_t idx) {
+  const std::int64_t px = g.px(), py = g.py();
+  const std::int64_t x = std::int64_t(idx) % px, y = (std::int64_t(idx) / px) % py,
+                     z = std::int64_t(idx) / (px * py);
+  return x >= 1 && x <= g.nx && y >= 1 && y <= g.ny && (g.dims == 2 || (z >= 1 && z <= g.nz));
+}
+
+// Sets the edge and corner ghosts of g (outside the interior along two or three axes) to NaN.
+template <typename T>
+void poison_edges(std::vector<T>& v, const GridDesc& g) {
+  const bool d3 = g.dims == 3;
+  for (int k = d3 ? -1 : 0; k < (d3 ? g.nz + 1 : 1); ++k)
+    for (int j = -1; j <= g.ny; ++j)
+      for (int i = -1; i <= g.nx; ++i) {
+        const int outside = (i < 0 || i >= g.nx) + (j < 0 || j >= g.ny) + (k < 0 || k >= g.nz);
+        if (outside > 1) v[g.index(i, j, k)] = std::numeric_limits<T>::quiet_NaN();
+      }
+}
+
+// Rounding of T relative to values of about `scale`.
+template <typename T>
+double tol(double scale) {
+  return 16 * std::numeric_limits<T>::epsilon() * std::max(1.0, scale);
+}
+
+std::vector<Level> linear_levels() {
+  return {make_level("3d_222", 3, 12, 10, 8, {2, 2, 2}),
+          make_level("3d_212", 3, 12, 5, 8, {2, 1, 2}),
+          make_level("2d_22", 2, 14, 10, 1, {2, 2, 1})};
+}
+
+template <typename T>
+class MultigridTransferCpu : public ::testing::Test {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(MultigridTransferCpu, Precisions);
+
+// Average of the children of a linear function = its value at the parent's centre; coarse
+// ghosts are not written.
+TYPED_TEST(MultigridTransferCpu, RestrictionOfLinearIsExact) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  for (const Level& l : linear_levels()) {
+    SCOPED_TRACE(l.name);
+    const auto fine =
+        padded_field<T>(l.fine, [&](int i, int j, int k) { return linear(l.fine, i, j, k); });
+    const T sentinel = T(-123.25);
+    std::vector<T> coarse(l.coarse.padded_size(), sentinel);
+    cpu->restrict_average(fine.data(), l.fine, coarse.data(), l.coarse, l.ratio);
+    int checked = 0;
+    for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
+      const double want = linear(l.coarse, i, j, k);
+      EXPECT_NEAR(double(coarse[idx]), want, tol<T>(10.0))
+          << "(" << i << "," << j << "," << k << ")";
+      ++checked;
+    });
+    EXPECT_EQ(std::size_t(checked), l.coarse.interior_size());
+    for (std::size_t n = 0; n < coarse.size(); ++n)
+      if (!interior(l.coarse, n)) ASSERT_EQ(coarse[n], sentinel) << "ghost " << n << " written";
+  }
+}
+
+// Linear prolongation of a linear coarse field whose face ghosts hold the same linear function
+// (linear extrapolation) reproduces that function at the fine centres: fine += f. Edge and
+// corner ghosts are NaN: the linear prolongation reads face neighbours only.
+TYPED_TEST(MultigridTransferCpu, LinearProlongationOfLinearIsExact) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  for (const Level& l : linear_levels()) {
+    SCOPED_TRACE(l.name);
+    const GridDesc& gc = l.coarse;
+    const auto coarse = padded_field<T>(gc, [&](int i, int j, int k) {
+      const int outside =
+          (i < 0 || i >= gc.nx) + (j < 0 || j >= gc.ny) + (gc.dims == 3 && (k < 0 || k >= gc.nz));
+      return outside > 1 ? std::numeric_limits<double>::quiet_NaN() : linear(gc, i, j, k);
+    });
+    const T base = T(0.5), ghost = T(7.75);
+    std::vector<T> fine(l.fine.padded_size());
+    for (std::size_t n = 0; n < fine.size(); ++n) fine[n] = interior(l.fine, n) ? base : ghost;
+    cpu->prolong_add(coarse.data(), l.coarse, fine.data(), l.fine, l.ratio, Prolongation::Linear);
+    for_interior(l.fine, [&](int i, int j, int k, std::int64_t idx) {
+      EXPECT_NEAR(double(fine[idx]), double(base) + linear(l.fine, i, j, k), tol<T>(10.0))
+          << "(" << i << "," << j << "," << k << ")";
+    });
+    for (std::size_t n = 0; n < fine.size(); ++n)
+      if (!interior(l.fine, n)) ASSERT_EQ(fine[n], ghost) << "fine ghost " << n << " written";
+  }
+}
+
+// Constant prolongation of a constant adds that constant, and reads no coarse ghost (NaN).
+TYPED_TEST(MultigridTransferCpu, ConstantProlongationAddsConstant) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  const T c = T(2.5);
+  for (const Level& l : linear_levels()) {
+    SCOPED_TRACE(l.name);
+    std::vector<T> coarse(l.coarse.padded_size(), std::numeric_limits<T>::quiet_NaN());
+    for_interior(l.coarse, [&](int, int, int, std::int64_t idx) { coarse[idx] = c; });
+    const std::vector<T> before = random_field<T>(l.fine.padded_size(), 5);
+    std::vector<T> fine = before;
+    cpu->prolong_add(coarse.data(), l.coarse, fine.data(), l.fine, l.ratio, Prolongation::Constant);
+    for (std::size_t n = 0; n < fine.size(); ++n) {
+      const T want =
+          interior(l.fine, n) ? static_cast<T>(double(before[n]) + double(c)) : before[n];
+      ASSERT_EQ(fine[n], want) << "index " << n;
+    }
+  }
+}
+
+// Restriction of a constant is that constant, also through a ratio-1 axis only.
+TYPED_TEST(MultigridTransferCpu, RestrictionOfConstant) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  for (const Level& l :
+       {make_level("3d_121", 3, 5, 8, 3, {1, 2, 1}), make_level("2d_21", 2, 8, 3, 1, {2, 1, 1})}) {
+    SCOPED_TRACE(l.name);
+    std::vector<T> fine(l.fine.padded_size(), std::numeric_limits<T>::quiet_NaN());
+    for_interior(l.fine, [&](int, int, int, std::int64_t idx) { fine[idx] = T(-1.25); });
+    std::vector<T> coarse(l.coarse.padded_size(), T(0));
+    cpu->restrict_average(fine.data(), l.fine, coarse.data(), l.coarse, l.ratio);
+    for_interior(l.coarse,
+                 [&](int, int, int, std::int64_t idx) { EXPECT_EQ(coarse[idx], T(-1.25)); });
+  }
+}
+
+TYPED_TEST(MultigridTransferCpu, DotAgainstHandSums) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  // 2D 2 x 2: a = 1 2 / 3 4, b = 5 6 / 7 8 -> 5 + 12 + 21 + 32 = 70; ghosts must not count.
+  GridDesc g2;
+  g2.dims = 2;
+  g2.nx = 2;
+  g2.ny = 2;
+  std::vector<T> a(g2.padded_size(), T(1000)), b(g2.padded_size(), T(-1000));
+  const T av[4] = {1, 2, 3, 4}, bv[4] = {5, 6, 7, 8};
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 2; ++i) {
+      a[g2.index(i, j, 0)] = av[2 * j + i];
+      b[g2.index(i, j, 0)] = bv[2 * j + i];
+    }
+  EXPECT_EQ(cpu->dot(a.data(), b.data(), g2), 70.0);
+  // 3D 3 x 2 x 2: a = i + 2j + 4k + 1 (1..12 over the interior), b = 1 -> 78; a.a = 650.
+  GridDesc g3;
+  g3.nx = 3;
+  g3.ny = 2;
+  g3.nz = 2;
+  auto a3 = padded_field<T>(g3, [](int, int, int) { return 99.0; });
+  auto b3 = padded_field<T>(g3, [](int, int, int) { return 99.0; });
+  for_interior(g3, [&](int i, int j, int k, std::int64_t idx) {
+    a3[idx] = T(i + 3 * j + 6 * k + 1);
+    b3[idx] = T(1);
+  });
+  EXPECT_EQ(cpu->dot(a3.data(), b3.data(), g3), 78.0);
+  EXPECT_EQ(cpu->dot(a3.data(), a3.data(), g3), 650.0);
+}
+
+// ---- CUDA against the CPU reference --------------------------------------------------------
+std::vector<Level> random_levels() {
+  return {
+      make_level("3d_222_odd_coarse", 3, 34, 18, 10, {2, 2, 2}),  // coarse 17 x 9 x 5
+      make_level("3d_222_even_coarse", 3, 32, 12, 8, {2, 2, 2}),  // coarse 16 x 6 x 4
+      make_level("3d_212", 3, 34, 9, 10, {2, 1, 2}),              // odd fine y kept
+      make_level("3d_121", 3, 17, 18, 5, {1, 2, 1}),              // odd fine x, z kept
+      make_level("3d_wide", 3, 530, 6, 4, {2, 2, 2}),             // several blocks along x
+      make_level("2d_22", 2, 34, 18, 1, {2, 2, 1}),               // coarse 17 x 9
+      make_level("2d_12", 2, 17, 26, 1, {1, 2, 1}),               // ratio[2] ignored in 2D
+      make_level("2d_21_z2", 2, 40, 7, 1, {2, 1, 2}),
+  };
+}
+
+template <typename T>
+double near_tol() {
+  return sizeof(T) == sizeof(float) ? 1e-6 : 1e-14;
+}
+
+// Max |got - want| / max(1, |want|) over every padded cell (ghosts must match too).
+template <typename T>
+double max_rel(const std::vector<T>& got, const std::vector<T>& want, std::size_t* where) {
+  double worst = 0;
+  for (std::size_t n = 0; n < want.size(); ++n) {
+    const double e =
+        std::abs(double(got[n]) - double(want[n])) / std::max(1.0, std::abs(double(want[n])));
+    if (!(e <= worst)) {
+      worst = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+      *where = n;
+    }
+  }
+  return worst;
+}
+
+template <typename T>
+class MultigridTransferCuda : public ::testing::Test {};
+TYPED_TEST_SUITE(MultigridTransferCuda, Precisions);
+
+TYPED_TEST(MultigridTransferCuda, RestrictMatchesCpu) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 100;
+  for (const Level& l : random_levels()) {
+    SCOPED_TRACE(l.name);
+    const std::vector<T> fine = random_field<T>(l.fine.padded_size(), ++seed);
+    const std::vector<T> coarse0 = random_field<T>(l.coarse.padded_size(), ++seed);
+    std::vector<T> want = coarse0, got(coarse0.size());
+    cpu->restrict_average(fine.data(), l.fine, want.data(), l.coarse, l.ratio);
+    auto df = dev->allocate(fine.size()), dc = dev->allocate(coarse0.size());
+    df->copy_from_host(fine.data());
+    dc->copy_from_host(coarse0.data());
+    dev->restrict_average(df->data(), l.fine, dc->data(), l.coarse, l.ratio);
+    dc->copy_to_host(got.data());
+    std::size_t at = 0;
+    EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
+        << "index " << at << " got " << got[at] << " want " << want[at];
+  }
+}
+
+TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 200;
+  for (const Level& l : random_levels()) {
+    for (Prolongation p : {Prolongation::Constant, Prolongation::Linear}) {
+      SCOPED_TRACE(l.name + (p == Prolongation::Linear ? " linear" : " constant"));
+      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
+      poison_edges(coarse, l.coarse);  // read by neither order
+      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
+      std::vector<T> want = fine0, got(fine0.size());
+      cpu->prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
+      dc->copy_from_host(coarse.data());
+      df->copy_from_host(fine0.data());
+      dev->prolong_add(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
+      df->copy_to_host(got.data());
+      std::size_t at = 0;
+      EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
+          << "index " << at << " got " << got[at] << " want " << want[at];
+    }
+  }
+}
+
+TYPED_TEST(MultigridTransferCuda, DotMatchesCpu) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 300;
+  for (const Level& l : random_levels()) {
+    for (const GridDesc& g : {l.fine, l.coarse}) {
+      SCOPED_TRACE(l.name + " " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                   std::to_string(g.nz));
+      // One extra element: the pointers shifted by one have different 16-byte phases
+      // (scalar-load path of the reduction).
+      const std::size_t n = g.padded_size() + 1;
+      const std::vector<T> a = random_field<T>(n, ++seed), b = random_field<T>(n, ++seed);
+      auto da = dev->allocate(n), db = dev->allocate(n);
+      da->copy_from_host(a.data());
+      db->copy_from_host(b.data());
+      double mag = 0;
+      for_interior(g, [&](int, int, int, std::int64_t idx) {
+        mag += std::abs(double(a[idx]) * double(b[idx]));
+      });
+      const double bound = 1e-13 * std::max(1.0, mag);
+      const double want = cpu->dot(a.data(), b.data(), g);
+      const double got = dev->dot(da->data(), db->data(), g);
+      EXPECT_NEAR(got, want, bound);
+      EXPECT_EQ(got, dev->dot(da->data(), db->data(), g));  // deterministic
+      EXPECT_NEAR(dev->dot(da->data() + 1, db->data(), g), cpu->dot(a.data() + 1, b.data(), g),
+                  bound * 4);
+      EXPECT_NEAR(dev->dot(da->data(), da->data(), g), cpu->dot(a.data(), a.data(), g), bound * 4);
+    }
+  }
+}
+
+TYPED_TEST(MultigridTransferCuda, RejectsMismatchedGrids) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  const Level l = make_level("3d", 3, 8, 8, 8, {2, 2, 2});
+  auto df = dev->allocate(l.fine.padded_size()), dc = dev->allocate(l.fine.padded_size());
+  const Ratio bad_ratio{3, 2, 2}, wrong{2, 1, 2};  // 8 != 1 * 4 along y
+  EXPECT_THROW(dev->restrict_average(df->data(), l.fine, dc->data(), l.coarse, bad_ratio),
+               std::invalid_argument);
+  EXPECT_THROW(
+      dev->prolong_add(dc->data(), l.coarse, df->data(), l.fine, wrong, Prolongation::Linear),
+      std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace heatsolve
