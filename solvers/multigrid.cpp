@@ -129,7 +129,7 @@ void Multigrid<T>::build(const GridDesc& fine) {
       Hooks hooks;
       Backend<T>* be = agg_->backend ? agg_->backend.get() : &backend_;
       const BoundaryFaces zero = agg_->global_zero_faces;
-      hooks.fill_fine = [be, zero, gc](T* x, bool) { be->apply_boundary(x, gc, zero); };
+
       hooks.global_sum = [](double v) { return v; };
       coarse_ = std::make_unique<Multigrid<T>>(*be, gc, zero, sigma_, settings_, hooks, singular_);
       coarse_->homogeneous_fine_ = true;
@@ -207,10 +207,8 @@ StencilCoeffs<T> Multigrid<T>::residual_coeffs(int l) const {
 
 template <typename T>
 void Multigrid<T>::fill(int l, T* x) {
-  if (l == 0)
-    hooks_.fill_fine(x, homogeneous_fine_);
-  else
-    backend_.apply_boundary(x, levels_[l].g, zero_faces_);
+  if (l == 0 && hooks_.exchange) hooks_.exchange(x);
+  backend_.apply_boundary(x, levels_[l].g, level_faces(l));
 }
 
 template <typename T>
@@ -221,22 +219,26 @@ void Multigrid<T>::zero(int l, T* x) {
 }
 
 template <typename T>
-void Multigrid<T>::smooth(int l, T* x, const T* f, int sweeps, bool reverse) {
+void Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse) {
   if (sweeps <= 0) return;
   double slot = 0;
   {
     PhaseTimer<T> t(backend_, slot);
-    Level& lv = levels_[l];
-    T* cur = x;
-    T* other = lv.tmp->data();
+    const Level& lv = levels_[l];
+    // Without a halo exchange the backend may apply the face rules inside the sweep (CUDA
+    // 2.5d-tma: no ghost-fill pass); whatever reads the iterate's ghosts later fills them.
+    const bool rules_in_sweep = l > 0 || !hooks_.exchange;
     for (int s = 0; s < sweeps; ++s) {
       const int k = int(weights_.size()) == 1 ? 0 : (reverse ? sweeps - 1 - s : s);
-      const double omega = weights_[std::min<std::size_t>(k, weights_.size() - 1)];
-      fill(l, cur);
-      backend_.stencil(cur, other, f, lv.g, jacobi(l, omega));
-      std::swap(cur, other);
+      const StencilCoeffs<T> c = jacobi(l, weights_[std::min<std::size_t>(k, weights_.size() - 1)]);
+      if (rules_in_sweep) {
+        backend_.stencil_with_boundary(*cur, *other, f, lv.g, c, level_faces(l));
+      } else {
+        fill(l, *cur);
+        backend_.stencil(*cur, *other, f, lv.g, c);
+      }
+      std::swap(*cur, *other);
     }
-    if (cur != x) backend_.copy_values(x, cur, lv.g.padded_size());
   }
   timing_.smooth += slot;
   timing_.per_level[l] += slot;
@@ -336,11 +338,13 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type) {
     return;
   }
   const bool smoothed = l > 0 || smooth_finest_;
-  if (smoothed) smooth(l, x, f, settings_.pre_sweeps, false);
   Level& lv = levels_[l];
-  level_residual(l, x, f, lv.r->data());
+  T* cur = x;
+  T* other = lv.tmp->data();
+  if (smoothed) smooth(l, &cur, &other, f, settings_.pre_sweeps, false);
+  level_residual(l, cur, f, lv.r->data());
   if (agg_) {
-    agglomerated_correction(x, type);
+    agglomerated_correction(cur, type);
   } else {
     Level& lc = levels_[l + 1];
     {
@@ -352,9 +356,11 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type) {
     visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V);
     PhaseTimer<T> t(backend_, timing_.transfer);
     fill(l + 1, lc.u->data());
-    backend_.prolong_add(lc.u->data(), lc.g, x, lv.g, lv.ratio, settings_.prolongation);
+    backend_.prolong_add(lc.u->data(), lc.g, cur, lv.g, lv.ratio, settings_.prolongation);
   }
-  if (smoothed) smooth(l, x, f, settings_.post_sweeps, true);
+  if (smoothed) smooth(l, &cur, &other, f, settings_.post_sweeps, true);
+  // An odd number of sweeps in all leaves the iterate in the scratch buffer.
+  if (cur != x) backend_.copy_values(x, cur, lv.g.padded_size());
 }
 
 // Decomposed finest level: the residual restricted on each rank's block, gathered onto rank

@@ -43,9 +43,9 @@ template <typename T>
 class Multigrid {
  public:
   struct Hooks {
-    // Fills x's ghost cells on the finest level (halo exchange, then the face rules with the
-    // deck's values, or zero values when `homogeneous`).
-    std::function<void(T* x, bool homogeneous)> fill_fine;
+    // Fills x's ghost cells of faces shared with other ranks (halo exchange) on the finest
+    // level; null when there are none (the face rules are applied by the Multigrid).
+    std::function<void(T* x)> exchange;
     // Sum over ranks (identity when serial).
     std::function<double(double)> global_sum;
   };
@@ -88,7 +88,12 @@ class Multigrid {
   };
   void build(const GridDesc& fine);
   void fill(int l, T* x);
-  void smooth(int l, T* x, const T* f, int sweeps, bool reverse);
+  // `sweeps` weighted Jacobi sweeps from *cur; the buffers alternate between *cur and *other
+  // (no copy back), *cur holds the iterate on return.
+  void smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse);
+  const BoundaryFaces& level_faces(int l) const {
+    return l == 0 && !homogeneous_fine_ ? faces_ : zero_faces_;
+  }
   void level_residual(int l, T* x, const T* f, T* r);
   void visit(int l, T* x, const T* f, MultigridCycle type);
   void coarse_solve(int l, T* x, const T* f);

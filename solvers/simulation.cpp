@@ -570,16 +570,12 @@ void Simulation<T>::make_multigrid(double sigma) {
   for (int f = 0; f < 2 * g_.dims; ++f)
     dirichlet = dirichlet || cfg_.boundary[f].type == BoundaryType::Dirichlet;
   const bool singular = sigma == 0.0 && !dirichlet;
-  BoundaryFaces zero_faces = ctx_.domain.faces;
-  for (FaceBC& f : zero_faces) f.value = 0;
   typename Multigrid<T>::Hooks hooks;
-  hooks.fill_fine = [this, zero_faces](T* x, bool homogeneous) {
-    if (exchanger_) {
+  if (exchanger_)
+    hooks.exchange = [this](T* x) {
       settle();
       exchanger_->exchange(*backend_, x);
-    }
-    backend_->apply_boundary(x, g_, homogeneous ? zero_faces : ctx_.domain.faces);
-  };
+    };
   hooks.global_sum = [this](double v) { return global_reduce(v, ReduceOp::Sum); };
   std::unique_ptr<Agglomeration<T>> agg;
   if (ctx_.domain.size > 1) {

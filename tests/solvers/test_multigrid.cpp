@@ -466,7 +466,6 @@ double preconditioner_asymmetry(Prolongation prolongation, BoundaryType type) {
   faces[0] = faces[1] = FaceBC{BoundaryType::Dirichlet, 0.0};  // nonsingular
   CpuBackend<double> backend;
   typename Multigrid<double>::Hooks hooks;
-  hooks.fill_fine = [&](double* x, bool) { backend.apply_boundary(x, g, faces); };
   hooks.global_sum = [](double v) { return v; };
   MultigridSettings settings;
   settings.prolongation = prolongation;
