@@ -34,12 +34,14 @@ Config bench_deck(int n, const std::string& precision, const std::string& backen
 // Seconds of one Jacobi sweep (ghost fill + sweep, the backend's best variant for the grid),
 // the median of 5 timings of 10 sweeps.
 template <typename T>
-double sweep_seconds(const Config& cfg) {
+double sweep_seconds(const Config& cfg, bool with_source = false) {
   auto backend = make_backend<T>(cfg.backend, backend_options_for(cfg));
   const GridDesc g = cfg.grid();
   backend->prepare(g);
   auto a = backend->allocate(g.padded_size());
   auto b = backend->allocate(g.padded_size());
+  auto src = backend->allocate(with_source ? g.padded_size() : 1);
+  const T* f = with_source ? src->data() : nullptr;
   const StencilCoeffs<T> c = jacobi_coeffs<T>(g);
   std::vector<double> t;
   for (int rep = 0; rep < 6; ++rep) {
@@ -47,7 +49,7 @@ double sweep_seconds(const Config& cfg) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int s = 0; s < 10; ++s)
       backend->stencil_with_boundary(s % 2 ? b->data() : a->data(), s % 2 ? a->data() : b->data(),
-                                     nullptr, g, c, cfg.boundary);
+                                     f, g, c, cfg.boundary);
     backend->synchronize();
     if (rep > 0)
       t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
@@ -66,6 +68,21 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
   row["tolerance"] = tol;
   const double sweep = sweep_seconds<T>(bench_deck(n, precision, backend, "jacobi", tol, 10));
   row["sweep_seconds"] = sweep;
+  {
+    // What a source term (Jacobi on Poisson, the multigrid smoother) costs each variant.
+    Config cfg = bench_deck(n, precision, backend, "jacobi", tol, 10);
+    nlohmann::json v = nlohmann::json::object();
+    if (cfg.backend != BackendKind::Cpu && cuda_device_available())
+      for (const std::string& name : kKernelNames) {
+        if (name == "auto" || name == "temporal") continue;
+        cfg.kernel = name;
+        try {
+          v[name] = {sweep_seconds<T>(cfg, false), sweep_seconds<T>(cfg, true)};
+        } catch (const std::exception&) {
+        }
+      }
+    row["sweep_seconds_by_variant"] = v;
+  }
   for (const char* method : {"multigrid", "mg-cg"}) {
     const Config cfg = bench_deck(n, precision, backend, method, tol, 40);
     run_serial<T>(cfg, nullptr);  // warm: kernel loading and tuning of every level
@@ -137,6 +154,10 @@ int run_multigrid_bench(int n, const std::string& precision, const std::string& 
           1e3 * x["seconds_per_iteration"].get<double>(), x["sweeps_per_iteration"].get<double>(),
           jt, jt / x["seconds"].get<double>());
     }
+    for (const auto& [name, t] : r["sweep_seconds_by_variant"].items())
+      fmt::print("{:<7} sweep {:<18} {:.3f} ms, with a source {:.3f} ms\n",
+                 r["precision"].get<std::string>(), name, 1e3 * t[0].get<double>(),
+                 1e3 * t[1].get<double>());
     fmt::print(
         "{:<7} one sweep {:.3f} ms; Jacobi: {:.0f} sweeps to the tolerance (from the "
         "spectral radius), {:.3f} ms each over a timed prefix of {}\n",
