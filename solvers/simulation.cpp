@@ -244,6 +244,20 @@ RunResult Simulation<T>::run() {
   return r;
 }
 
+// Sets dt_ and returns the last step. A restart with another dt (time.end changed, dt: auto):
+// the remaining time is split into steps of at most the deck's dt (*rescaled). With the same
+// dt, times are s * dt as in an uninterrupted run.
+template <typename T>
+std::int64_t Simulation<T>::resolve_heat_steps(std::int64_t s0, double t0, bool* rescaled) {
+  dt_ = cfg_.dt;
+  *rescaled = s0 > 0 && restored_dt_ != cfg_.dt;
+  if (!*rescaled) return cfg_.steps;
+  const double remaining = cfg_.end_time - t0;
+  const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil(remaining / cfg_.dt - 1e-9)));
+  if (n > 0) dt_ = remaining / double(n);
+  return s0 + n;
+}
+
 template <typename T>
 RunResult Simulation<T>::run_heat() {
   if (cfg_.scheme != TimeScheme::Explicit) return run_implicit_heat();
@@ -251,18 +265,8 @@ RunResult Simulation<T>::run_heat() {
   double rate = 0;  // RMS of du/dt, computed where someone looks at it
   double t0 = 0;
   const std::int64_t s0 = restore_state(&t0, &rate);
-  std::int64_t steps = cfg_.steps;
-  dt_ = cfg_.dt;
-  // A restart with another dt (time.end changed, dt: auto): the remaining time is split
-  // into steps of at most the deck's dt. With the same dt, times are s * dt as in an
-  // uninterrupted run.
-  const bool rescaled = s0 > 0 && restored_dt_ != cfg_.dt;
-  if (rescaled) {
-    const double remaining = cfg_.end_time - t0;
-    const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil(remaining / cfg_.dt - 1e-9)));
-    steps = s0 + n;
-    if (n > 0) dt_ = remaining / double(n);
-  }
+  bool rescaled = false;
+  const std::int64_t steps = resolve_heat_steps(s0, t0, &rescaled);
   const StencilCoeffs<T> c = heat_coeffs<T>(g_, cfg_.diffusivity, dt_);
   const T* f = f_ ? f_->data() : nullptr;
   if (s0 == 0) write_output(0, 0.0);
@@ -772,15 +776,8 @@ RunResult Simulation<T>::run_implicit_heat() {
   RunResult r = base_result();
   double rate = 0, t0 = 0;
   const std::int64_t s0 = restore_state(&t0, &rate);
-  std::int64_t steps = cfg_.steps;
-  dt_ = cfg_.dt;
-  const bool rescaled = s0 > 0 && restored_dt_ != cfg_.dt;
-  if (rescaled) {
-    const double remaining = cfg_.end_time - t0;
-    const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil(remaining / cfg_.dt - 1e-9)));
-    steps = s0 + n;
-    if (n > 0) dt_ = remaining / double(n);
-  }
+  bool rescaled = false;
+  const std::int64_t steps = resolve_heat_steps(s0, t0, &rescaled);
   const double theta = scheme_theta(cfg_.scheme), alpha = cfg_.diffusivity;
   const double sigma = 1.0 / (theta * dt_ * alpha), c = (1.0 - theta) / theta;
   make_multigrid(sigma);
