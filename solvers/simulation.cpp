@@ -357,7 +357,26 @@ RunResult Simulation<T>::run_poisson() {
   r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
                 residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
+  // Temporal blocking (kernel: temporal, one rank): the sweeps before a residual check run as
+  // fused passes of the backend's k (Backend::stencil_steps: the same sweeps); the checked
+  // sweep runs alone, since the check compares it with its predecessor. Blocks also end
+  // before output and checkpoint iterations, so those are written as without blocking.
+  const bool fused =
+      !exchanger_ && (cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block()) > 1;
   while (!r.converged && it < cfg_.max_iterations) {
+    if (fused) {
+      std::int64_t kb =
+          std::min<std::int64_t>(check - 1 - it % check, cfg_.max_iterations - it - 1);
+      if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - 1 - it % cfg_.output_every);
+      if (cfg_.checkpoint_every > 0)
+        kb = std::min(kb, cfg_.checkpoint_every - 1 - it % cfg_.checkpoint_every);
+      if (kb > 0) {
+        T* res =
+            backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, int(kb));
+        if (res != u_->data()) std::swap(u_, v_);
+        it += kb;
+      }
+    }
     sweep(u_->data(), v_->data(), f, c);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
