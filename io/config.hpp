@@ -63,6 +63,7 @@ struct Config {
   int check_every = 10;
   int anderson_depth = 5;
   double anderson_damping = 1.0;
+  int anderson_every = 1;  // Jacobi sweeps per Anderson mixing (alternating Anderson-Jacobi)
   MultigridSettings multigrid;
 
   BackendKind backend = BackendKind::Auto;

@@ -870,9 +870,13 @@ void read_solver(const DeckNode& n, Config& cfg) {
   cfg.max_iterations = v.optional("max_iterations", cfg.max_iterations, positive_integer);
   cfg.check_every = v.optional("check_every", cfg.check_every, positive_int);
   if (const DeckNode* a = v.get("anderson")) {
-    const MapView av(*a, v.path("anderson"), {"depth", "damping"});
+    const MapView av(*a, v.path("anderson"), {"depth", "damping", "every"});
     cfg.anderson_depth = av.optional("depth", cfg.anderson_depth, positive_int);
     cfg.anderson_damping = av.optional("damping", cfg.anderson_damping, fraction);
+    cfg.anderson_every =
+        av.optional("every", cfg.anderson_every, [](const DeckNode& e, const std::string& w) {
+          return static_cast<int>(integer(e, w, 1, 1000));
+        });
   }
   if (const DeckNode* mg = v.get("multigrid")) {
     const MapView mv(

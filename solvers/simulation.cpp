@@ -436,10 +436,18 @@ RunResult Simulation<T>::run_anderson() {
   r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
                 residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
+  // Alternating Anderson-Jacobi (solver.anderson.every = p): the fixed-point map is p Jacobi
+  // sweeps, so one mixing (its Gram product and combinations) serves p sweeps.
+  const int every = std::max(1, cfg_.anderson_every);
+  std::unique_ptr<Array<T>> scratch = every > 1 ? backend_->allocate(n_field) : nullptr;
   while (!r.converged && it < cfg_.max_iterations) {
     T* x = u_->data();
+    sweep(x, v_->data(), f, c);
+    for (int s = 1; s < every; ++s) {
+      sweep(v_->data(), scratch->data(), f, c);
+      std::swap(v_, scratch);
+    }
     T* gx = v_->data();
-    sweep(x, gx, f, c);
     if (it > 0) {  // new differences into ring slot (it-1) % m, before f and g_prev move on
       T* dF = F->data() + ((it - 1) % m) * P;
       T* dG = G->data() + ((it - 1) % m) * P;

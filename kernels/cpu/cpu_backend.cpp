@@ -257,16 +257,24 @@ template <typename T>
 void CpuBackend<T>::combine(T* out, const T* const* in, const double* coeffs, int count,
                             const GridDesc& g) {
   const int nz = g.dims == 3 ? g.nz : 1;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < g.ny; ++j) {
-      const std::int64_t row = g.index(0, j, g.dims == 3 ? k : 0);
-      for (int i = 0; i < g.nx; ++i) {
-        double acc = 0;
-        for (int c = 0; c < count; ++c) acc += coeffs[c] * double(in[c][row + i]);
-        out[row + i] = static_cast<T>(acc);
+  // Row by row, input by input: the loop over a row vectorises, and each cell still sums its
+  // inputs in order c = 0, 1, ... (the same bits as a per-cell loop).
+#pragma omp parallel
+  {
+    std::vector<double> acc(g.nx);
+#pragma omp for collapse(2) schedule(static)
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < g.ny; ++j) {
+        const std::int64_t row = g.index(0, j, g.dims == 3 ? k : 0);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int c = 0; c < count; ++c) {
+          const T* src = in[c] + row;
+          const double w = coeffs[c];
+          for (int i = 0; i < g.nx; ++i) acc[i] += w * double(src[i]);
+        }
+        for (int i = 0; i < g.nx; ++i) out[row + i] = static_cast<T>(acc[i]);
       }
-    }
+  }
 }
 
 template <typename T>
@@ -280,14 +288,22 @@ void CpuBackend<T>::gram(const T* a, int na, const T* b, int nb, std::size_t ld,
 #pragma omp parallel for schedule(static)
   for (std::size_t c = 0; c < chunks; ++c) {
     double* p = partial.data() + c * entries;
-    const std::size_t end = std::min(n, (c + 1) * kChunk);
+    const std::size_t begin = c * kChunk, end = std::min(n, (c + 1) * kChunk);
+    // A^T A (Anderson's Gram matrix) is symmetric: the upper triangle, mirrored.
+    const bool symmetric = a == b && na == nb;
     for (int r = 0; r < na; ++r)
-      for (int s = 0; s < nb; ++s) {
+      for (int s = symmetric ? r : 0; s < nb; ++s) {
         const T* ar = a + r * ld;
         const T* bs = b + s * ld;
-        double acc = 0;
-        for (std::size_t i = c * kChunk; i < end; ++i) acc += double(ar[i]) * double(bs[i]);
-        p[r * nb + s] = acc;
+        // Four independent partial sums: the adds pipeline (one accumulator is bound by the
+        // add latency, the compiler may not reorder floating-point sums).
+        double acc[4] = {0, 0, 0, 0};
+        std::size_t i = begin;
+        for (; i + 4 <= end; i += 4)
+          for (int q = 0; q < 4; ++q) acc[q] += double(ar[i + q]) * double(bs[i + q]);
+        for (; i < end; ++i) acc[0] += double(ar[i]) * double(bs[i]);
+        p[r * nb + s] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        if (symmetric) p[s * nb + r] = p[r * nb + s];
       }
   }
   for (std::size_t e = 0; e < entries; ++e) c_host[e] = 0;

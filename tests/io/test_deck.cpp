@@ -531,6 +531,8 @@ const BadDeck kBadDecks[] = {
      "material.diffusivity: expected a number, got an empty value", 6, 3},
     {"empty_section_missing_type", kBase + "initial:\n", "missing required key 'initial.type'", 5,
      1},
+    {"zero_anderson_every", kBase + "solver: {anderson: {every: 0}}\n",
+     "solver.anderson.every: expected a positive integer, got '0'", 5, 28},
     {"negative_pre_sweeps", kBase + "solver: {multigrid: {pre_sweeps: -1}}\n",
      "solver.multigrid.pre_sweeps: expected a non-negative integer, got '-1'", 5, 34},
     {"too_many_post_sweeps", kBase + "solver: {multigrid: {post_sweeps: 65}}\n",
