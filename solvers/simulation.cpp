@@ -244,6 +244,17 @@ RunResult Simulation<T>::run() {
   return r;
 }
 
+// RMS of du/dt over all ranks between `before` and `now` (step s), appended to the history.
+template <typename T>
+double Simulation<T>::record_rate(const T* now, const T* before, std::int64_t s) {
+  const double ss = global_reduce(backend_->reduce_diff(now, before, g_, ReduceOp::SumSquares),
+                                  ReduceOp::SumSquares);
+  check_finite(ss, s, "the temperature change");
+  const double rate = std::sqrt(ss / double(global_points_)) / dt_;
+  history_.emplace_back(s, rate);
+  return rate;
+}
+
 // Sets dt_ and returns the last step. A restart with another dt (time.end changed, dt: auto):
 // the remaining time is split into steps of at most the deck's dt (*rescaled). With the same
 // dt, times are s * dt as in an uninterrupted run.
@@ -301,14 +312,7 @@ RunResult Simulation<T>::run_heat() {
       // every 16 steps they adopt rank 0's clock (the only rank with a progress callback).
       if (ctx_.domain.size > 1)
         report_due = s % 16 == 0 && global_reduce(report_due ? 1.0 : 0.0, ReduceOp::MaxAbs) > 0;
-      if (last || report_due) {
-        const double ss =
-            global_reduce(backend_->reduce_diff(v_->data(), u_->data(), g_, ReduceOp::SumSquares),
-                          ReduceOp::SumSquares);
-        check_finite(ss, s, "the temperature change");
-        rate = std::sqrt(ss / double(global_points_)) / dt_;
-        history_.emplace_back(s, rate);
-      }
+      if (last || report_due) rate = record_rate(v_->data(), u_->data(), s);
       std::swap(u_, v_);
     }
     const bool last = s == steps;
@@ -853,14 +857,7 @@ RunResult Simulation<T>::run_implicit_heat() {
     const bool report_due = ctx_.domain.size == 1
                                 ? ctx_.on_progress && seconds_since(last_report_) >= 1.0
                                 : s % 16 == 0;
-    if (last || report_due) {
-      const double ss =
-          global_reduce(backend_->reduce_diff(u_->data(), v_->data(), g_, ReduceOp::SumSquares),
-                        ReduceOp::SumSquares);
-      check_finite(ss, s, "the temperature change");
-      rate = std::sqrt(ss / double(global_points_)) / dt_;
-      history_.emplace_back(s, rate);
-    }
+    if (last || report_due) rate = record_rate(u_->data(), v_->data(), s);
     const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
     if (ctx_.domain.size == 1 || last || report_due) report(s, steps, t, rate, last);

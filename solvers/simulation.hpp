@@ -27,6 +27,8 @@ class Simulation {
   RunResult run_implicit_heat();  // implicit Euler / Crank-Nicolson steps
   // dt_ and the last step of a heat run started (or restarted) at step s0, time t0.
   std::int64_t resolve_heat_steps(std::int64_t s0, double t0, bool* rescaled);
+  // The heat run's rate of change (RMS du/dt) at step s, recorded in the history.
+  double record_rate(const T* now, const T* before, std::int64_t s);
   // Multigrid for A = sigma - Lap on this rank's block (agglomerated under MPI).
   void make_multigrid(double sigma);
   std::unique_ptr<Agglomeration<T>> make_agglomeration(const GridDesc& global_coarse);
