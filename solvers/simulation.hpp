@@ -99,7 +99,7 @@ class Simulation {
   std::int64_t last_checkpoint_step_ = -1;
   std::string last_checkpoint_, stop_reason_;
   bool interrupted_ = false;
-  double checkpoint_seconds_ = 0;  // duration of the last checkpoint write
+  double checkpoint_seconds_ = 0;  // longest checkpoint write so far (walltime margin)
 };
 
 }  // namespace heatsolve
