@@ -20,6 +20,7 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
   j["precision"] = to_string(r.precision);
   j["ranks"] = ranks;
   if (!r.halo_transport.empty()) j["halo_transport"] = r.halo_transport;
+  if (r.halo_depth > 0) j["halo_depth"] = r.halo_depth;
   if (cfg.problem == ProblemType::Heat) {
     j["steps"] = r.steps;
     j["dt"] = cfg.dt;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -168,6 +169,21 @@ class Backend {
   // a device backend). dst may be memory of another device mapped into this process (CUDA
   // IPC: the halo exchange between ranks of one node writes into its neighbour's buffers).
   virtual void copy_values(T* dst, const T* src, std::size_t n) { std::copy(src, src + n, dst); }
+
+  // Copies a box of extent[0] x extent[1] x extent[2] cells between two strided layouts, in
+  // order with the backend's other work: `dst` and `src` point at the box's first cell, x is
+  // contiguous, rows are stride_y apart and planes stride_z. Deep halos (several ghost layers
+  // exchanged at once for temporal blocking under MPI) pack, unpack and copy blocks with it;
+  // a contiguous buffer is the layout {extent[0], extent[0] * extent[1]}.
+  virtual void copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
+                        std::int64_t src_stride_y, std::int64_t src_stride_z,
+                        const std::array<int, 3>& extent) {
+    for (int k = 0; k < extent[2]; ++k)
+      for (int j = 0; j < extent[1]; ++j) {
+        const T* s = src + k * src_stride_z + j * src_stride_y;
+        std::copy(s, s + extent[0], dst + k * dst_stride_z + j * dst_stride_y);
+      }
+  }
 
   // ---- Halo packing (MPI domain decomposition) -------------------------------------------
   // Faces are numbered 0..5 = x-, x+, y-, y+, z-, z+ (a 2D grid has faces 0..3). A face

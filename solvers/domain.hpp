@@ -11,6 +11,9 @@
 
 namespace heatsolve {
 
+template <typename T>
+class DeepHaloExchanger;  // solvers/deep_halo.hpp
+
 struct Domain {
   GridDesc global;        // the whole grid
   GridDesc local;         // this rank's block (same spacing)
@@ -48,6 +51,12 @@ class HaloExchanger {
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }
+  // An exchanger of margins `depth` cells deep (solvers/deep_halo.hpp) between the same
+  // ranks, for temporal blocking; null when this exchanger cannot make one.
+  virtual std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const {
+    (void)depth;
+    return nullptr;
+  }
 };
 
 // The single-rank domain of a whole grid.

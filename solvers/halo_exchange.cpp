@@ -126,7 +126,10 @@ void HostBuffer<T>::reset() noexcept {
 
 template <typename T>
 MpiHaloExchanger<T>::MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode)
-    : comm_(decomposition.comm()), g_(decomposition.domain().local), mode_(mode) {
+    : comm_(decomposition.comm()),
+      domain_(decomposition.domain()),
+      g_(decomposition.domain().local),
+      mode_(mode) {
   for (int f = 0; f < 2 * g_.dims; ++f) {
     if (decomposition.domain().faces[f].type != BoundaryType::Exchange) continue;
     faces_[f].peer = decomposition.neighbour(f);
@@ -373,10 +376,114 @@ void MpiHaloExchanger<T>::exchange(Backend<T>& backend, T* u) {
   finish(backend, u);  // sends first
 }
 
+template <typename T>
+std::unique_ptr<DeepHaloExchanger<T>> MpiHaloExchanger<T>::make_deep(int depth) const {
+  std::array<int, 6> peers;
+  for (int f = 0; f < 6; ++f) peers[f] = faces_[f].peer;
+  return std::make_unique<MpiDeepHaloExchanger<T>>(comm_, peers,
+                                                   deep_halo_geometry(domain_, depth));
+}
+
+// ---- MpiDeepHaloExchanger ---------------------------------------------------------------
+
+namespace {
+
+std::size_t range_cells(const CellRange& r) {
+  return std::size_t(r.hi[0] - r.lo[0]) * std::size_t(r.hi[1] - r.lo[1]) *
+         std::size_t(r.hi[2] - r.lo[2]);
+}
+
+std::array<int, 3> range_extent(const CellRange& r) {
+  return {r.hi[0] - r.lo[0], r.hi[1] - r.lo[1], r.hi[2] - r.lo[2]};
+}
+
+std::int64_t range_start(const GridDesc& g, const CellRange& r) {
+  return g.index(r.lo[0], r.lo[1], g.dims == 3 ? r.lo[2] : 0);
+}
+
+}  // namespace
+
+template <typename T>
+MpiDeepHaloExchanger<T>::MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
+                                              const DeepHaloGeometry& geometry)
+    : comm_(comm), geometry_(geometry) {
+  for (int f = 0; f < 2 * geometry.block.dims; ++f) {
+    Face& face = faces_[f];
+    face.peer = peers[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    face.send_range = geometry.send_range(f);
+    face.recv_range = geometry.recv_range(f);
+    face.send_cells = range_cells(face.send_range);
+    face.recv_cells = range_cells(face.recv_range);
+  }
+}
+
+template <typename T>
+void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
+  const bool staged = backend.device_memory();
+  if (bound_ != &backend) {
+    for (Face& face : faces_) {
+      if (face.peer == MPI_PROC_NULL) continue;
+      face.send = backend.allocate(face.send_cells);
+      face.recv = backend.allocate(face.recv_cells);
+      if (staged) {
+        face.host_send = HostBuffer<T>(face.send_cells);
+        face.host_recv = HostBuffer<T>(face.recv_cells);
+      }
+    }
+    bound_ = &backend;
+  }
+  const GridDesc& g = geometry_.extended;
+  const MPI_Datatype type = mpi_type<T>();
+  constexpr int kTagBase = 100;  // + the sender's face; apart from the one-layer exchange's
+  for (int axis = 0; axis < g.dims; ++axis) {
+    MpiRequests requests;
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      T* dst = staged ? face.host_recv.data() : face.recv->data();
+      check_mpi(MPI_Irecv(dst, int(face.recv_cells), type, face.peer, kTagBase + (f ^ 1), comm_,
+                          requests.add()),
+                "MPI_Irecv (deep halo)");
+    }
+    bool any = false;
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      const std::array<int, 3> e = range_extent(face.send_range);
+      backend.copy_box(face.send->data(), e[0], std::int64_t(e[0]) * e[1],
+                       extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e);
+      if (staged) backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells);
+      any = true;
+    }
+    if (!any) continue;
+    backend.synchronize();
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      const T* src = staged ? face.host_send.data() : face.send->data();
+      check_mpi(MPI_Isend(src, int(face.send_cells), type, face.peer, kTagBase + f, comm_,
+                          requests.add()),
+                "MPI_Isend (deep halo)");
+    }
+    requests.wait_all();
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
+      Face& face = faces_[f];
+      if (face.peer == MPI_PROC_NULL) continue;
+      if (staged) backend.copy_values(face.recv->data(), face.host_recv.data(), face.recv_cells);
+      const std::array<int, 3> e = range_extent(face.recv_range);
+      backend.copy_box(extended + range_start(g, face.recv_range), g.stride_y(), g.stride_z(),
+                       face.recv->data(), e[0], std::int64_t(e[0]) * e[1], e);
+    }
+  }
+}
+
 template class HostBuffer<float>;
 template class HostBuffer<double>;
 template class MpiHaloExchanger<float>;
 template class MpiHaloExchanger<double>;
+template class MpiDeepHaloExchanger<float>;
+template class MpiDeepHaloExchanger<double>;
 
 }  // namespace heatsolve
 

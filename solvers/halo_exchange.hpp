@@ -36,6 +36,7 @@
 
 #include "io/config.hpp"
 #include "solvers/decomposition.hpp"
+#include "solvers/deep_halo.hpp"
 #include "solvers/domain.hpp"
 
 namespace heatsolve {
@@ -106,6 +107,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   std::string transport() const override;
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
+  std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override;
 
  private:
   enum class Transport { None, Host, Staged, CudaAware };
@@ -138,6 +140,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   void setup_ipc();
 
   MPI_Comm comm_;
+  Domain domain_;
   GridDesc g_;
   HaloMode mode_;
   std::array<Face, 6> faces_;
@@ -147,6 +150,32 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   bool sent_ = false;       // send() done for the exchange in flight
   int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
   MpiRequests requests_;
+};
+
+// Fills deep margins (DeepHaloGeometry) over MPI, one axis at a time: for each axis the
+// receives are posted, the send ranges packed (Backend::copy_box), staged through host
+// memory when the backend's memory is a device's, sent, and the receives unpacked before the
+// next axis starts (its send ranges include the margins just filled).
+template <typename T>
+class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
+ public:
+  MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
+                       const DeepHaloGeometry& geometry);
+  const DeepHaloGeometry& geometry() const override { return geometry_; }
+  void exchange(Backend<T>& backend, T* extended) override;
+
+ private:
+  struct Face {
+    int peer = MPI_PROC_NULL;
+    CellRange send_range, recv_range;
+    std::size_t send_cells = 0, recv_cells = 0;
+    std::unique_ptr<Array<T>> send, recv;  // backend memory
+    HostBuffer<T> host_send, host_recv;    // device backends only
+  };
+  MPI_Comm comm_;
+  DeepHaloGeometry geometry_;
+  std::array<Face, 6> faces_;
+  const Backend<T>* bound_ = nullptr;
 };
 
 }  // namespace heatsolve

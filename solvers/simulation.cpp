@@ -69,7 +69,8 @@ const char* stop_signal_name(int signo) {
   }
 }
 
-// Under MPI the stop decision is collective: polled every kStopPollSteps steps.
+// Under MPI the stop decision is collective: polled every kStopPollSteps steps (at the first
+// step past each multiple when fused blocks step over it).
 constexpr std::int64_t kStopPollSteps = 10;
 // A Poisson residual this many times its first value means divergence.
 constexpr double kResidualGrowthLimit = 1e6;
@@ -108,6 +109,7 @@ Simulation<T>::Simulation(const Config& cfg, RunContext& ctx, std::vector<FieldW
   shell_ = shell_ranges(g_, core_);
   const GridDesc& gg = ctx.domain.global;
   global_points_ = static_cast<std::int64_t>(gg.interior_size());
+  next_poll_ = kStopPollSteps;
 }
 
 template <typename T>
@@ -165,6 +167,78 @@ void Simulation<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c,
 }
 
 template <typename T>
+int Simulation<T>::fused_depth() {
+  if (fused_depth_ > 0) return fused_depth_;
+  const int want = std::max(1, cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block());
+  fused_depth_ = want;
+  if (!exchanger_) return fused_depth_;
+  // Every rank takes the same depth: the smallest request (auto's timing is per rank),
+  // capped by the thinnest block along the split axes (a margin comes from the neighbour's
+  // own cells). Minima as maxima of negated values.
+  const double thinnest = -global_reduce(-double(deepest_margin(ctx_.domain)), ReduceOp::MaxAbs);
+  const double agreed = -global_reduce(-double(want), ReduceOp::MaxAbs);
+  const int depth = int(std::min(agreed, thinnest));
+  deep_ = depth > 1 ? exchanger_->make_deep(depth) : nullptr;
+  if (!deep_) return fused_depth_ = 1;
+  const DeepHaloGeometry& geo = deep_->geometry();
+  // The margin absorbs whatever its outer ghosts hold, so where the serial run's faces all
+  // have rules the fused kernels may apply one there too (Dirichlet 0: any rule would do);
+  // otherwise (a periodic face) the serial run takes single steps and so does this one.
+  deep_faces_ = ctx_.domain.faces;
+  bool rules_everywhere = true;
+  for (int f = 0; f < 2 * g_.dims; ++f)
+    rules_everywhere = rules_everywhere && (cfg_.boundary[f].type == BoundaryType::Dirichlet ||
+                                            cfg_.boundary[f].type == BoundaryType::Neumann);
+  if (rules_everywhere)
+    for (int f = 0; f < 2 * g_.dims; ++f)
+      if (deep_faces_[f].type == BoundaryType::Exchange)
+        deep_faces_[f] = FaceBC{BoundaryType::Dirichlet, 0.0};
+  const std::vector<T> zeros(geo.extended.padded_size(), T(0));
+  deep_u_ = backend_->allocate(zeros.size());
+  deep_v_ = backend_->allocate(zeros.size());
+  deep_u_->copy_from_host(zeros.data());
+  deep_v_->copy_from_host(zeros.data());
+  if (f_) {  // the source's margins once, from the neighbours (periodic wraps included)
+    deep_f_ = backend_->allocate(zeros.size());
+    deep_f_->copy_from_host(zeros.data());
+    copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
+    deep_->exchange(*backend_, deep_f_->data());
+  }
+  return fused_depth_ = depth;
+}
+
+template <typename T>
+void Simulation<T>::fused_steps(const T* f, const StencilCoeffs<T>& c, int steps) {
+  if (!deep_) {
+    T* res = backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, steps);
+    if (res != u_->data()) std::swap(u_, v_);
+    return;
+  }
+  const DeepHaloGeometry& geo = deep_->geometry();
+  if (!deep_newer_) {
+    settle();
+    copy_block_to_extended(*backend_, geo, u_->data(), deep_u_->data());
+    deep_newer_ = true;
+  }
+  const T* fe = f ? deep_f_->data() : nullptr;
+  for (int left = steps; left > 0;) {
+    const int k = std::min(left, geo.depth);
+    deep_->exchange(*backend_, deep_u_->data());
+    T* res = backend_->stencil_steps(deep_u_->data(), deep_v_->data(), fe, geo.extended, c,
+                                     deep_faces_, k);
+    if (res != deep_u_->data()) std::swap(deep_u_, deep_v_);
+    left -= k;
+  }
+}
+
+template <typename T>
+void Simulation<T>::sync_state() {
+  if (!deep_newer_) return;
+  copy_extended_to_block(*backend_, deep_->geometry(), deep_u_->data(), u_->data());
+  deep_newer_ = false;
+}
+
+template <typename T>
 double Simulation<T>::global_reduce(double local, ReduceOp op) const {
   const Reducer& r = ctx_.reducer ? *ctx_.reducer : serial_reducer_;
   return r.combine(local, op);
@@ -185,6 +259,7 @@ std::vector<T> Simulation<T>::interior() const {
 template <typename T>
 void Simulation<T>::write_output(std::int64_t step, double time) {
   if (writers_.empty()) return;
+  sync_state();
   const std::vector<T> data = interior();
   for (FieldWriter* w : writers_) w->write(step, time, data.data(), ctx_.domain.block);
 }
@@ -236,7 +311,10 @@ RunResult Simulation<T>::run() {
   r.total_heat =
       global_reduce(backend_->reduce(u_->data(), g_, ReduceOp::Sum), ReduceOp::Sum) * cell_volume;
   r.residual_history = history_;
-  if (exchanger_) r.halo_transport = exchanger_->transport();
+  if (exchanger_) {
+    r.halo_transport = exchanger_->transport();
+    r.halo_depth = deep_ ? deep_->geometry().depth : 1;
+  }
   r.start_step = start_step_;
   r.interrupted = interrupted_;
   r.stop_reason = stop_reason_;
@@ -284,14 +362,20 @@ RunResult Simulation<T>::run_heat() {
   // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU):
   // blocks of `tb` steps in one backend call, landing on every output and checkpoint step;
   // the last step and steps whose rate is reported run alone (the rate needs the previous
-  // state). Decomposed runs (halo exchange between steps) run single steps.
-  const std::int64_t tb =
-      exchanger_ ? 1
-                 : std::max(1, cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block());
+  // state). Decomposed runs fuse through deep halos.
+  const std::int64_t tb = fused_depth();
+  // Under MPI every rank must take the same blocks, so the steps where the ranks agree on a
+  // progress report (multiples of report_every) run alone instead of rank 0's clock deciding.
+  const bool parallel = ctx_.domain.size > 1;
+  const bool reports = parallel ? global_reduce(ctx_.on_progress ? 1.0 : 0.0, ReduceOp::MaxAbs) > 0
+                                : bool(ctx_.on_progress);
+  const std::int64_t report_every = tb > 1 ? 64 : 16;
   for (std::int64_t s = s0 + 1; s <= steps; ++s) {
     std::int64_t kb = 1;
-    if (tb > 1 && !(ctx_.on_progress && seconds_since(last_report_) >= 1.0)) {
+    if (tb > 1 && (parallel || !(ctx_.on_progress && seconds_since(last_report_) >= 1.0))) {
       kb = std::min(tb, steps - s);  // s + kb - 1 < steps
+      if (parallel && reports)
+        kb = std::min(kb, s % report_every == 0 ? 1 : report_every - s % report_every);
       if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - (s - 1) % cfg_.output_every);
       if (cfg_.checkpoint_every > 0)
         kb = std::min(kb, cfg_.checkpoint_every - (s - 1) % cfg_.checkpoint_every);
@@ -299,19 +383,20 @@ RunResult Simulation<T>::run_heat() {
     }
     bool report_due = false;  // this step's rate is computed (and may be reported)
     if (kb > 1) {
-      T* res =
-          backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, int(kb));
-      if (res != u_->data()) std::swap(u_, v_);
+      fused_steps(f, c, int(kb));
       s += kb - 1;  // the block's last step
     } else {
+      sync_state();
       // Nothing reads u_'s ghosts after this sweep: the rules may be applied inside it.
       sweep(u_->data(), v_->data(), f, c, true);
       const bool last = s == steps;
       report_due = ctx_.on_progress && seconds_since(last_report_) >= 1.0;
       // The branch below runs a global reduction, so under MPI all ranks must take it together:
-      // every 16 steps they adopt rank 0's clock (the only rank with a progress callback).
-      if (ctx_.domain.size > 1)
-        report_due = s % 16 == 0 && global_reduce(report_due ? 1.0 : 0.0, ReduceOp::MaxAbs) > 0;
+      // every report_every steps they adopt rank 0's clock (the only rank with a progress
+      // callback).
+      if (parallel)
+        report_due = reports && s % report_every == 0 &&
+                     global_reduce(report_due ? 1.0 : 0.0, ReduceOp::MaxAbs) > 0;
       if (last || report_due) rate = record_rate(v_->data(), u_->data(), s);
       std::swap(u_, v_);
     }
@@ -319,7 +404,7 @@ RunResult Simulation<T>::run_heat() {
     const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
     // Parallel: report only at the agreed steps (where `rate` was computed).
-    if (ctx_.domain.size == 1 || last || report_due) report(s, steps, t, rate, last);
+    if (!parallel || last || report_due) report(s, steps, t, rate, last);
     if (after_step(s, t, rate, last)) {
       r.steps = s;
       r.final_time = t;
@@ -327,6 +412,7 @@ RunResult Simulation<T>::run_heat() {
       return r;
     }
   }
+  sync_state();
   r.steps = steps;
   r.final_time = steps > 0 ? cfg_.end_time : 0.0;
   r.final_residual = rate;
@@ -365,8 +451,7 @@ RunResult Simulation<T>::run_poisson() {
   // fused passes of the backend's k (Backend::stencil_steps: the same sweeps); the checked
   // sweep runs alone, since the check compares it with its predecessor. Blocks also end
   // before output and checkpoint iterations, so those are written as without blocking.
-  const bool fused =
-      !exchanger_ && (cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block()) > 1;
+  const bool fused = fused_depth() > 1;
   while (!r.converged && it < cfg_.max_iterations) {
     if (fused) {
       std::int64_t kb =
@@ -374,13 +459,16 @@ RunResult Simulation<T>::run_poisson() {
       if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - 1 - it % cfg_.output_every);
       if (cfg_.checkpoint_every > 0)
         kb = std::min(kb, cfg_.checkpoint_every - 1 - it % cfg_.checkpoint_every);
-      if (kb > 0) {
-        T* res =
-            backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, int(kb));
-        if (res != u_->data()) std::swap(u_, v_);
+      if (kb > 1) {
+        fused_steps(f, c, int(kb));
         it += kb;
+      } else if (kb == 1) {
+        sweep(u_->data(), v_->data(), f, c);
+        std::swap(u_, v_);
+        ++it;
       }
     }
+    sync_state();
     sweep(u_->data(), v_->data(), f, c);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
@@ -978,7 +1066,10 @@ template <typename T>
 bool Simulation<T>::stop_requested(std::int64_t step) {
   const bool parallel = ctx_.domain.size > 1;
   const std::int64_t done = step - start_step_;
-  if (parallel && done % kStopPollSteps != 0) return false;
+  // Fused blocks may step over a multiple of kStopPollSteps: poll at the first step past it
+  // (every rank runs the same blocks, so all poll at the same steps).
+  if (parallel && done < next_poll_) return false;
+  if (parallel) next_poll_ = (done / kStopPollSteps + 1) * kStopPollSteps;
   double code = 0;
   if (ctx_.stop_flag && *ctx_.stop_flag != 0) code = 1000 + *ctx_.stop_flag;
   if (code == 0 && cfg_.walltime_seconds > 0 && done > 0) {
@@ -993,7 +1084,7 @@ bool Simulation<T>::stop_requested(std::int64_t step) {
     const double margin = checkpoint_seconds_ > 0 ? std::max(kExitSeconds, 2 * checkpoint_seconds_)
                                                   : kExitSeconds + bytes / 2e8;
     const double elapsed = std::chrono::duration<double>(Clock::now() - ctx_.start_time).count();
-    const double poll = parallel ? double(kStopPollSteps) : 1.0;
+    const double poll = parallel ? double(kStopPollSteps + std::max(1, fused_depth_) - 1) : 1.0;
     if (elapsed + (poll + 1) * per_step + margin > cfg_.walltime_seconds) code = 1;
   }
   if (parallel) code = global_reduce(code, ReduceOp::MaxAbs);
@@ -1006,6 +1097,7 @@ bool Simulation<T>::stop_requested(std::int64_t step) {
 template <typename T>
 void Simulation<T>::write_checkpoint(std::int64_t step, double time, double residual) {
   if (step == last_checkpoint_step_) return;
+  sync_state();
   // Never checkpoint a blown-up state.
   check_finite(
       global_reduce(backend_->reduce(u_->data(), g_, ReduceOp::SumSquares), ReduceOp::SumSquares),

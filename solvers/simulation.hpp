@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "solvers/deep_halo.hpp"
 #include "solvers/multigrid.hpp"
 #include "solvers/solver.hpp"
 
@@ -52,6 +53,14 @@ class Simulation {
   // rules_in_sweep (callers that never read u's ghosts afterwards) the backend may apply the
   // physical face rules inside the sweep instead of writing u's ghosts.
   void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
+  // Temporal blocking: the steps per fused pass this run takes (1: single steps). Under MPI
+  // the ranks agree on it and it sets up the deep halo (solvers/deep_halo.hpp).
+  int fused_depth();
+  // Advances u_ by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
+  // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
+  void fused_steps(const T* f, const StencilCoeffs<T>& c, int steps);
+  // Brings u_ up to date when the deep halo's extended grid holds the newest state.
+  void sync_state();
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;
   void write_output(std::int64_t step, double time);
@@ -79,6 +88,13 @@ class Simulation {
   HaloExchanger<T>* exchanger_ = nullptr;
   bool overlap_ = false;  // execution.overlap and at least one Exchange face
   T* pending_ = nullptr;  // buffer whose halo exchange sweep() left in flight
+  // Deep halo (temporal blocking under MPI): the extended grid's fields, its face rules, and
+  // whether deep_u_ is newer than u_.
+  std::unique_ptr<DeepHaloExchanger<T>> deep_;
+  std::unique_ptr<Array<T>> deep_u_, deep_v_, deep_f_;
+  BoundaryFaces deep_faces_{};
+  bool deep_newer_ = false;
+  int fused_depth_ = 0;  // 0: not decided yet
   CellRange core_;
   std::vector<CellRange> shell_;
   Reducer serial_reducer_;
@@ -99,6 +115,7 @@ class Simulation {
   std::int64_t last_checkpoint_step_ = -1;
   std::string last_checkpoint_, stop_reason_;
   bool interrupted_ = false;
+  std::int64_t next_poll_ = 0;     // MPI: steps done (this run) at which to poll for a stop
   double checkpoint_seconds_ = 0;  // longest checkpoint write so far (walltime margin)
 };
 

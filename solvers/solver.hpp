@@ -35,6 +35,7 @@ struct ProgressInfo {
 struct RunResult {
   std::string backend, backend_description, kernel;
   std::string halo_transport;  // decomposed runs: how halos travelled ("ipc", "staged", ...)
+  int halo_depth = 0;          // decomposed runs: ghost layers exchanged at once (fused passes)
   Precision precision = Precision::Double;
   std::int64_t steps = 0;  // time steps (heat) or iterations (Poisson)
   double final_time = 0;

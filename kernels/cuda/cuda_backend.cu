@@ -282,6 +282,12 @@ class CudaBackend final : public Backend<T> {
   void unpack_face(T* u, const GridDesc& g, int face, const T* buffer) override {
     cuda_unpack_face<T>(u, g, face, buffer, stream_);
   }
+  void copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
+                std::int64_t src_stride_y, std::int64_t src_stride_z,
+                const std::array<int, 3>& extent) override {
+    cuda_copy_box<T>(dst, dst_stride_y, dst_stride_z, src, src_stride_y, src_stride_z,
+                     extent.data(), stream_);
+  }
   bool device_memory() const override { return true; }
 
  private:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end MPI checks of the heatsolve binary (ctest: mpi.cli):
-#   1. `mpirun -np 4 heatsolve run` writes an HDF5 file whose datasets are bitwise equal to
+#   1. `mpirun -np 4 heatsolve run` (single steps, and time_block 3 through deep halos) writes
+#      an HDF5 file whose datasets are bitwise equal to
 #      the single-rank run's (compared with h5py), and summary.json says ranks: 4;
 #   2. a deck error under MPI is reported once, every rank exits 2;
 #   3. a decomposition that does not match the rank count: reported once, exit 2;
@@ -70,6 +71,23 @@ EOF
 check "np4 HDF5 bitwise equal to np1 and to a plain run" test $? -eq 0
 check "summary says 4 ranks" grep -q '"ranks": *4' np4/summary.json
 check "np4 xdmf" test -f np4/mpicli.xdmf
+
+# 1b. fused passes through deep halos (time_block 3, margins 3 cells deep): the same bits
+timeout 120 "${MPIRUN[@]}" -np 4 "$HS" run deck.yaml -q "${RUNSET[@]}" \
+  --set execution.time_block=3 --set output.directory=np4tb3 >np4tb3.log 2>&1
+rc=$?
+check "np4 time_block 3 run (rc $rc)" test $rc -eq 0
+check "np4 time_block 3: summary says halo_depth 3" grep -q '"halo_depth": *3' np4tb3/summary.json
+"$PYTHON" - np1/mpicli.h5 np4tb3/mpicli.h5 <<'EOF'
+import sys, h5py
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+assert sorted(a["steps"]) == sorted(b["steps"]) and len(a["steps"]) >= 3
+for s in a["steps"]:
+    x, y = a["steps"][s]["temperature"][()], b["steps"][s]["temperature"][()]
+    assert x.tobytes() == y.tobytes(), f"step {s} differs"
+print(f"h5py: {len(a['steps'])} steps bitwise equal with deep halos")
+EOF
+check "np4 time_block 3 HDF5 bitwise equal to np1" test $? -eq 0
 
 # 2. deck error: once, exit 2 everywhere
 sed 's/cells: \[19, 14, 11\]/cells: [19, 14]/' deck.yaml > bad.yaml

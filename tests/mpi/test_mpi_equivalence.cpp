@@ -480,83 +480,89 @@ void test_equivalence() {
       const auto& req = decs[di];
       CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
       MpiReducer reducer(dec.comm());
-      MpiHaloExchanger<float> ex_f(dec, cfg.halo);
-      MpiHaloExchanger<double> ex_d(dec, cfg.halo);
-      // Alternate overlapped (interior computed during the exchange) and plain sweeps.
-      Config run_cfg = cfg;
-      run_cfg.overlap = di % 2 == 0;
-      RunContext ctx;
-      ctx.domain = dec.domain();
-      ctx.backend_options.kernel = cfg.kernel;
-      ctx.reducer = &reducer;
-      ctx.comm = dec.comm();
-      ctx.exchanger_f = &ex_f;
-      ctx.exchanger_d = &ex_d;
-      CaptureWriter cap;
-      std::vector<FieldWriter*> ws{&cap};
-      // Parallel HDF5 for the automatic decomposition (collective) and the first explicit
-      // one (gathered to rank 0): both must reproduce the serial file's content.
-      const bool with_h5 = di == 0 || di + 1 == decs.size();
+      // time_block 3: fused passes through deep halos (margins 3 cells deep, or as deep as
+      // the thinnest block allows), which must give the same bits as single steps.
+      for (const int time_block : {1, 3}) {
+        MpiHaloExchanger<float> ex_f(dec, cfg.halo);
+        MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+        // Alternate overlapped (interior computed during the exchange) and plain sweeps.
+        Config run_cfg = cfg;
+        run_cfg.overlap = di % 2 == 0;
+        run_cfg.time_block = time_block;
+        RunContext ctx;
+        ctx.domain = dec.domain();
+        ctx.backend_options.kernel = cfg.kernel;
+        ctx.reducer = &reducer;
+        ctx.comm = dec.comm();
+        ctx.exchanger_f = &ex_f;
+        ctx.exchanger_d = &ex_d;
+        CaptureWriter cap;
+        std::vector<FieldWriter*> ws{&cap};
+        // Parallel HDF5 for the automatic decomposition (collective) and the first explicit
+        // one (gathered to rank 0): both must reproduce the serial file's content.
+        const bool with_h5 = time_block == 1 && (di == 0 || di + 1 == decs.size());
 #ifdef HEATSOLVE_HAVE_HDF5
-      const std::string par_dir = (work / fmt::format("{}-np{}-{}", cs.name, g_size, di)).string();
-      std::unique_ptr<FieldWriter> h5;
-      if (with_h5) {
-        if (di == 0) setenv("HEATSOLVE_HDF5_GATHER", "1", 1);
-        h5 = make_hdf5_writer(par_dir, cfg.name, output_grid(cfg), cfg.precision, dec.io_comm());
-        unsetenv("HEATSOLVE_HDF5_GATHER");
-        ws.push_back(h5.get());
-      }
-#endif
-      const RunResult r = run_any(run_cfg, ctx, ws);
-#ifdef HEATSOLVE_HAVE_HDF5
-      if (h5) h5->finalize();
-#endif
-      const std::string label =
-          fmt::format("{} np{} {}{}{}", cs.name, g_size, dec.describe(),
-                      req[0] == 0 ? " (auto)" : "", run_cfg.overlap ? " overlap" : "");
-      // Every rank must see the same number of output steps as the reference.
-      int nsteps = int(cap.steps.size()), ref_steps = int(ref.steps.size());
-      MPI_Bcast(&ref_steps, 1, MPI_INT, 0, MPI_COMM_WORLD);
-      CHECK(nsteps == ref_steps, "{}: {} output steps, reference {}", label, nsteps, ref_steps);
-      int mismatches = 0;
-      for (int s = 0; s < std::min(nsteps, ref_steps); ++s) {
-        const std::vector<double> global = gather_global(cap.steps[s], cfg, dec.comm());
-        if (g_rank == 0) {
-          std::string where;
-          const bool same = bitwise_equal(global, ref.steps[s].data, &where);
-          CHECK(same, "{}: step {} differs from the single-rank run: {}", label, cap.steps[s].step,
-                where);
-          CHECK(cap.steps[s].step == ref.steps[s].step && cap.steps[s].time == ref.steps[s].time,
-                "{}: step numbering", label);
-          mismatches += !same;
+        const std::string par_dir =
+            (work / fmt::format("{}-np{}-{}", cs.name, g_size, di)).string();
+        std::unique_ptr<FieldWriter> h5;
+        if (with_h5) {
+          if (di == 0) setenv("HEATSOLVE_HDF5_GATHER", "1", 1);
+          h5 = make_hdf5_writer(par_dir, cfg.name, output_grid(cfg), cfg.precision, dec.io_comm());
+          unsetenv("HEATSOLVE_HDF5_GATHER");
+          ws.push_back(h5.get());
         }
-      }
-      CHECK(r.steps == (cfg.problem == ProblemType::Heat ? cfg.steps : cfg.max_iterations),
-            "{}: ran {} steps", label, r.steps);
-#ifdef HEATSOLVE_HAVE_HDF5
-      if (with_h5 && g_rank == 0) {
-        const std::string a = ref_dir + "/" + cfg.name + ".h5";
-        const std::string b = par_dir + "/" + cfg.name + ".h5";
-        const auto la = list_hdf5_steps(a), lb = list_hdf5_steps(b);
-        CHECK(la.size() == lb.size() && !la.empty(), "{}: HDF5 step lists {} vs {}", label,
-              la.size(), lb.size());
-        for (std::size_t i = 0; i < std::min(la.size(), lb.size()); ++i) {
-          const Hdf5StepData da = read_hdf5_step(a, std::int64_t(i));
-          const Hdf5StepData db = read_hdf5_step(b, std::int64_t(i));
-          std::string where;
-          CHECK(da.step == db.step && da.time == db.time && da.shape == db.shape &&
-                    da.precision == db.precision,
-                "{}: HDF5 step {} metadata", label, i);
-          CHECK(bitwise_equal(da.data, db.data, &where), "{}: HDF5 step {} data: {}", label,
-                da.step, where);
-        }
-        CHECK(fs::exists(par_dir + "/" + cfg.name + ".xdmf"), "{}: xdmf written", label);
-      }
 #endif
-      const std::string transport =
-          cfg.precision == Precision::Float ? ex_f.transport() : ex_d.transport();
-      log(fmt::format("  {:<56} {} ({}, halo {})", label,
-                      mismatches == 0 ? "bitwise equal" : "DIFFERS", r.backend, transport));
+        const RunResult r = run_any(run_cfg, ctx, ws);
+#ifdef HEATSOLVE_HAVE_HDF5
+        if (h5) h5->finalize();
+#endif
+        const std::string label = fmt::format(
+            "{} np{} {}{}{}{}", cs.name, g_size, dec.describe(), req[0] == 0 ? " (auto)" : "",
+            run_cfg.overlap ? " overlap" : "", time_block > 1 ? " tb3" : "");
+        // Every rank must see the same number of output steps as the reference.
+        int nsteps = int(cap.steps.size()), ref_steps = int(ref.steps.size());
+        MPI_Bcast(&ref_steps, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        CHECK(nsteps == ref_steps, "{}: {} output steps, reference {}", label, nsteps, ref_steps);
+        int mismatches = 0;
+        for (int s = 0; s < std::min(nsteps, ref_steps); ++s) {
+          const std::vector<double> global = gather_global(cap.steps[s], cfg, dec.comm());
+          if (g_rank == 0) {
+            std::string where;
+            const bool same = bitwise_equal(global, ref.steps[s].data, &where);
+            CHECK(same, "{}: step {} differs from the single-rank run: {}", label,
+                  cap.steps[s].step, where);
+            CHECK(cap.steps[s].step == ref.steps[s].step && cap.steps[s].time == ref.steps[s].time,
+                  "{}: step numbering", label);
+            mismatches += !same;
+          }
+        }
+        CHECK(r.steps == (cfg.problem == ProblemType::Heat ? cfg.steps : cfg.max_iterations),
+              "{}: ran {} steps", label, r.steps);
+#ifdef HEATSOLVE_HAVE_HDF5
+        if (with_h5 && g_rank == 0) {
+          const std::string a = ref_dir + "/" + cfg.name + ".h5";
+          const std::string b = par_dir + "/" + cfg.name + ".h5";
+          const auto la = list_hdf5_steps(a), lb = list_hdf5_steps(b);
+          CHECK(la.size() == lb.size() && !la.empty(), "{}: HDF5 step lists {} vs {}", label,
+                la.size(), lb.size());
+          for (std::size_t i = 0; i < std::min(la.size(), lb.size()); ++i) {
+            const Hdf5StepData da = read_hdf5_step(a, std::int64_t(i));
+            const Hdf5StepData db = read_hdf5_step(b, std::int64_t(i));
+            std::string where;
+            CHECK(da.step == db.step && da.time == db.time && da.shape == db.shape &&
+                      da.precision == db.precision,
+                  "{}: HDF5 step {} metadata", label, i);
+            CHECK(bitwise_equal(da.data, db.data, &where), "{}: HDF5 step {} data: {}", label,
+                  da.step, where);
+          }
+          CHECK(fs::exists(par_dir + "/" + cfg.name + ".xdmf"), "{}: xdmf written", label);
+        }
+#endif
+        const std::string transport =
+            cfg.precision == Precision::Float ? ex_f.transport() : ex_d.transport();
+        log(fmt::format("  {:<56} {} ({}, halo {})", label,
+                        mismatches == 0 ? "bitwise equal" : "DIFFERS", r.backend, transport));
+      }
     }
   }
 }

@@ -1,4 +1,5 @@
 // Halo face pack/unpack kernels (contract: Backend::pack_face / unpack_face).
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,19 @@ void launch_face_copy(T* u, const GridDesc& g, int face, T* buffer, cudaStream_t
   CUDA_CHECK_LAUNCH();
 }
 
+// One thread per cell of a row segment; blocks over (x, y), planes looped in z so that any
+// depth fits the grid's z limit.
+template <typename T>
+__global__ void box_copy_kernel(T* __restrict__ dst, std::int64_t dsy, std::int64_t dsz,
+                                const T* __restrict__ src, std::int64_t ssy, std::int64_t ssz,
+                                int ex, int ey, int ez) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= ex || j >= ey) return;
+  for (int k = blockIdx.z; k < ez; k += gridDim.z)
+    dst[k * dsz + j * dsy + i] = src[k * ssz + j * ssy + i];
+}
+
 }  // namespace
 
 template <typename T>
@@ -70,6 +84,19 @@ template <typename T>
 void cuda_unpack_face(T* u, const GridDesc& g, int face, const T* buffer, cudaStream_t stream) {
   // The kernel only reads buffer when unpacking.
   launch_face_copy<T, false>(u, g, face, const_cast<T*>(buffer), stream);
+}
+
+template <typename T>
+void cuda_copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
+                   std::int64_t src_stride_y, std::int64_t src_stride_z, const int extent[3],
+                   cudaStream_t stream) {
+  if (extent[0] <= 0 || extent[1] <= 0 || extent[2] <= 0) return;
+  const dim3 block(64, 4);
+  const dim3 grid((extent[0] + block.x - 1) / block.x, (extent[1] + block.y - 1) / block.y,
+                  std::min(extent[2], 1024));
+  box_copy_kernel<T><<<grid, block, 0, stream>>>(dst, dst_stride_y, dst_stride_z, src, src_stride_y,
+                                                 src_stride_z, extent[0], extent[1], extent[2]);
+  CUDA_CHECK_LAUNCH();
 }
 
 void* cuda_pinned_alloc(std::size_t bytes) noexcept {
@@ -114,5 +141,9 @@ template void cuda_pack_face<float>(const float*, const GridDesc&, int, float*, 
 template void cuda_pack_face<double>(const double*, const GridDesc&, int, double*, cudaStream_t);
 template void cuda_unpack_face<float>(float*, const GridDesc&, int, const float*, cudaStream_t);
 template void cuda_unpack_face<double>(double*, const GridDesc&, int, const double*, cudaStream_t);
+template void cuda_copy_box<float>(float*, std::int64_t, std::int64_t, const float*, std::int64_t,
+                                   std::int64_t, const int[3], cudaStream_t);
+template void cuda_copy_box<double>(double*, std::int64_t, std::int64_t, const double*,
+                                    std::int64_t, std::int64_t, const int[3], cudaStream_t);
 
 }  // namespace heatsolve

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/grid.hpp"
 
@@ -24,6 +25,13 @@ void cuda_pack_face(const T* u, const GridDesc& g, int face, T* buffer, cudaStre
 // `stream`.
 template <typename T>
 void cuda_unpack_face(T* u, const GridDesc& g, int face, const T* buffer, cudaStream_t stream = 0);
+
+// Backend::copy_box on the device: a strided box copy (deep halos, block <-> extended grid);
+// asynchronous on `stream`.
+template <typename T>
+void cuda_copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
+                   std::int64_t src_stride_y, std::int64_t src_stride_z, const int extent[3],
+                   cudaStream_t stream = 0);
 
 // Page-locked host memory for staging halo buffers (cudaMallocHost). Returns nullptr when it
 // cannot be had (no device, out of pinned memory): callers fall back to pageable memory.
