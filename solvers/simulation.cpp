@@ -516,7 +516,6 @@ RunResult Simulation<T>::run_anderson() {
   anderson_g_prev_ = backend_->allocate(n_field);
   Array<T>* const F = anderson_F_.get();
   Array<T>* const G = anderson_G_.get();
-  Array<T>* const g_prev = anderson_g_prev_.get();
   T* const Fm = F->data() + m * P;
   std::vector<double> gram((m + 1) * (m + 1)), gamma;
   std::vector<const T*> inputs;
@@ -546,7 +545,7 @@ RunResult Simulation<T>::run_anderson() {
       const T* in_f[] = {gx, x, Fm};
       const double c_f[] = {1.0, -1.0, -1.0};
       backend_->combine(dF, in_f, c_f, 3, g_);
-      const T* in_g[] = {gx, g_prev->data()};
+      const T* in_g[] = {gx, anderson_g_prev_->data()};
       const double c_g[] = {1.0, -1.0};
       backend_->combine(dG, in_g, c_g, 2, g_);
     }
@@ -554,11 +553,14 @@ RunResult Simulation<T>::run_anderson() {
       const T* in[] = {gx, x};
       const double cf[] = {1.0, -1.0};
       backend_->combine(Fm, in, cf, 2, g_);
-      g_prev->copy_from(*v_);
     }
     const int mk = int(std::min<std::int64_t>(m, it));
-    inputs.assign({gx, x});
-    coeffs.assign({beta, 1.0 - beta});
+    inputs.assign({gx});
+    coeffs.assign({beta});
+    if (beta != 1.0) {  // undamped mixing reads no x
+      inputs.push_back(x);
+      coeffs.push_back(1.0 - beta);
+    }
     if (mk > 0) {
       backend_->gram(F->data(), m + 1, F->data(), m + 1, P, n_field, gram.data());
       for (double& v : gram) v = global_reduce(v, ReduceOp::Sum);
@@ -574,6 +576,9 @@ RunResult Simulation<T>::run_anderson() {
     }
     // Pointwise, so mixing in place into x's buffer is safe.
     backend_->combine(x, inputs.data(), coeffs.data(), int(inputs.size()), g_);
+    // g(x) becomes the previous g by a swap, not a copy: the next sweep writes into the old
+    // one's buffer.
+    std::swap(v_, anderson_g_prev_);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
       if (f_norm == 0.0) {  // relative update of the plain Jacobi step, ||g - x|| / ||g||
