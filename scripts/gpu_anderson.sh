@@ -6,20 +6,8 @@
 # ln(1/tol) sweeps; the report extrapolates) and Anderson every sweep 2,000 iterations.
 # Logs under $OUT.
 #   OUT=/tmp/out bash scripts/gpu_anderson.sh
-set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/summary.log") 2>&1
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-B=build/gpu-machine
-HS=$B/app/heatsolve
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-
-stamp build
-cmake --preset gpu-machine >"$OUT/build.log" 2>&1 &&
-  cmake --build --preset gpu-machine -j "$(nproc)" --target heatsolve >>"$OUT/build.log" 2>&1 ||
-  { grep -E "error|FAILED" "$OUT/build.log" | head -20; exit 1; }
+source "$(dirname "$0")/gpu_common.sh"
+gpu_build heatsolve
 
 solve() {  # solve <n> <label> <limit s> <--set ...>
   local n=$1 label=$2 limit=$3 d=/tmp/steady_$1_$2

@@ -5,21 +5,9 @@
 # rank against 2 ranks (decomposition [1, 1, 2]) sharing the GPU: HDF5 difference and rates.
 # Logs under $OUT.
 #   OUT=/tmp/out bash scripts/gpu_deep_halo.sh
-set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/summary.log") 2>&1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-B=build/gpu-machine
-HS=$B/app/heatsolve
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-
-stamp build
-cmake --preset gpu-machine >"$OUT/build.log" 2>&1 &&
-  cmake --build --preset gpu-machine -j "$(nproc)" --target heatsolve heatsolve_mpi_tests \
-    >>"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -20; exit 1; }
+source "$(dirname "$0")/gpu_common.sh"
+export OMP_NUM_THREADS=4
+gpu_build heatsolve heatsolve_mpi_tests
 
 stamp "temporal 256^3 float: 1 rank vs 2 ranks (deep halos) on one GPU"
 cat >/tmp/deep.yaml <<'EOF'

@@ -3,21 +3,9 @@
 # multigrid and implicit heat runs on the GPU against the CPU, 2 ranks sharing the GPU, the
 # multigrid bench and the stencil bench (the layout move changed no figures). Logs under $OUT.
 #   OUT=/tmp/out bash scripts/gpu_multigrid.sh
-set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/summary.log") 2>&1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=8
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-B=build/gpu-machine
-HS=$B/app/heatsolve
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-
-stamp build
-cmake --preset gpu-machine >"$OUT/build.log" 2>&1 &&
-  cmake --build --preset gpu-machine -j "$(nproc)" --target heatsolve heatsolve_tests \
-    >>"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -20; exit 1; }
+source "$(dirname "$0")/gpu_common.sh"
+export OMP_NUM_THREADS=8
+gpu_build heatsolve heatsolve_tests
 
 stamp "GPU tests"
 timeout 240 "$B/tests/heatsolve_tests" --gtest_filter='Cuda*:*Transfer*:*Multigrid*' \
