@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <type_traits>
 
@@ -12,7 +13,7 @@
 #include <vtkCPDataDescription.h>
 #include <vtkCPInputDataDescription.h>
 #include <vtkCPProcessor.h>
-#include <vtkCPPythonScriptPipeline.h>
+#include <vtkCPPythonPipeline.h>
 #include <vtkCellData.h>
 #include <vtkDoubleArray.h>
 #include <vtkFieldData.h>
@@ -110,6 +111,12 @@ std::string without_marker(const std::string& text) {
   return text.substr(0, traceback == std::string::npos ? marker : traceback);
 }
 
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
+}
+
 std::string indented(const std::string& text) {
   std::string out;
   std::size_t start = 0;
@@ -136,14 +143,19 @@ std::string python_literal(const std::string& s) {
 
 struct CatalystAdaptor::Impl {
   vtkNew<vtkCPProcessor> processor;
-  std::vector<vtkSmartPointer<vtkCPPythonScriptPipeline>> pipelines;
+  std::vector<vtkSmartPointer<vtkCPPythonPipeline>> pipelines;
   std::vector<std::string> scripts;
   OutputGrid grid;
+  // Absolute: Catalyst puts v2 scripts' extracts relative to it (its working directory), and
+  // v1 scripts get it in the user data.
+  std::string output_directory;
   std::string step_word;      // "step" (heat) or "iteration" (Poisson), for messages
   vtkNew<vtkFieldData> user;  // what every script gets besides the grid (output directory)
   std::int64_t calls = 0;     // co_process calls that ran at least one script
   std::int64_t script_runs = 0;
   double seconds = 0;
+  double first_call_seconds = 0;
+  double setup_seconds = 0;  // starting Catalyst and loading the scripts
 #ifdef HEATSOLVE_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
 #endif
@@ -173,9 +185,11 @@ struct CatalystAdaptor::Impl {
     step_word = cfg.problem == ProblemType::Heat ? "step" : "iteration";
     vtkNew<vtkStringArray> directory;
     directory->SetName("output_directory");
-    directory->InsertNextValue(cfg.output_directory);
+    directory->InsertNextValue(output_directory);
     user->AddArray(directory);
-    for (const CatalystScript& s : cfg.catalyst) load(s.path);
+    // Absolute: Catalyst works in the output directory while the scripts run, and imports a
+    // v2 script only then.
+    for (const CatalystScript& s : cfg.catalyst) load(absolute_path(s.path));
     // Debian's ParaView renders through X only and aborts the process (SIGABRT, nothing to
     // catch) when a script renders without an X server: say so before it happens.
     const char* display = std::getenv("DISPLAY");
@@ -196,31 +210,39 @@ struct CatalystAdaptor::Impl {
 #endif
   }
 
-  // vtkCPPythonScriptPipeline reports a script that does not import only on the terminal and
-  // would call a missing function without complaint: the script is checked here first, in
-  // the interpreter Catalyst uses, and its Python error becomes the exception's message.
+  // Loads a script: a v2 one ("# script-version: 2", what ParaView 5.11's File > Save
+  // Catalyst State writes) or a v1 one (RequestDataDescription and DoCoProcessing).
+  // vtkCPPythonScriptPipeline reports a v1 script that does not import only on the terminal
+  // and would call a missing function without complaint: v1 scripts are checked here first,
+  // in the interpreter Catalyst uses, and Python's error becomes the exception's message.
+  // (A v2 script builds its pipeline when imported, so only Catalyst may import it.)
   void load(const std::string& path) {
     OutputCapture capture;
-    const std::string check = fmt::format(
-        "import importlib.util as _hs_util\n"
-        "_hs_spec = _hs_util.spec_from_file_location('heatsolve_catalyst_check', {0})\n"
-        "_hs_module = _hs_util.module_from_spec(_hs_spec)\n"
-        "_hs_spec.loader.exec_module(_hs_module)\n"
-        "for _hs_name in ('RequestDataDescription', 'DoCoProcessing'):\n"
-        "    if not callable(getattr(_hs_module, _hs_name, None)):\n"
-        "        raise AttributeError('%s defines no function %s(datadescription)' % ({0}, "
-        "_hs_name))\n"
-        "del _hs_util, _hs_spec, _hs_module\n",
-        python_literal(path));
-    bool ok = vtkPythonInterpreter::RunSimpleString(check.c_str()) == 0;
-    vtkSmartPointer<vtkCPPythonScriptPipeline> pipeline;
+    const bool v2 = vtkCPPythonPipeline::DetectScriptVersion(path.c_str()) == 2;
+    bool ok = true;
+    if (!v2) {
+      const std::string check = fmt::format(
+          "import importlib.util as _hs_util\n"
+          "_hs_spec = _hs_util.spec_from_file_location('heatsolve_catalyst_check', {0})\n"
+          "_hs_module = _hs_util.module_from_spec(_hs_spec)\n"
+          "_hs_spec.loader.exec_module(_hs_module)\n"
+          "for _hs_name in ('RequestDataDescription', 'DoCoProcessing'):\n"
+          "    if not callable(getattr(_hs_module, _hs_name, None)):\n"
+          "        raise AttributeError('%s defines no function %s(datadescription)' % ({0}, "
+          "_hs_name))\n"
+          "del _hs_util, _hs_spec, _hs_module\n",
+          python_literal(path));
+      ok = vtkPythonInterpreter::RunSimpleString(check.c_str()) == 0;
+    }
+    vtkSmartPointer<vtkCPPythonPipeline> pipeline;
     if (ok) {
-      pipeline = vtkSmartPointer<vtkCPPythonScriptPipeline>::New();
-      ok = pipeline->Initialize(path.c_str()) != 0;
+      vtkPythonInterpreter::RunSimpleString(kClearPythonError);
+      pipeline = vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), 1);
+      ok = pipeline != nullptr && !python_error_since_clear();
     }
     if (!all_ok(ok))
       throw std::runtime_error(fmt::format("output.catalyst: script '{}' cannot be loaded{}", path,
-                                           indented(capture.text())));
+                                           indented(without_marker(capture.text()))));
     capture.pass_on();
     pipelines.push_back(pipeline);
     scripts.push_back(path);
@@ -281,8 +303,10 @@ struct CatalystAdaptor::Impl {
     }
     processor->RemoveAllPipelines();
     if (ran) {
+      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (calls == 0) first_call_seconds = dt;  // builds the pipelines and views
       ++calls;
-      seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      seconds += dt;
     }
   }
 };
@@ -293,8 +317,11 @@ CatalystAdaptor::CatalystAdaptor(const Config& cfg, const OutputGrid& grid)
   for (const CatalystScript& s : cfg.catalyst) every.push_back(s.every);
   schedule_ = CatalystSchedule(std::move(every));
   impl_->grid = grid;
-  impl_->processor->Initialize();
+  const auto t0 = Clock::now();
+  impl_->output_directory = absolute_path(cfg.output_directory);
+  impl_->processor->Initialize(impl_->output_directory.c_str());
   impl_->setup(cfg);
+  impl_->setup_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 #ifdef HEATSOLVE_HAVE_MPI
@@ -305,9 +332,12 @@ CatalystAdaptor::CatalystAdaptor(const Config& cfg, const OutputGrid& grid, MPI_
   schedule_ = CatalystSchedule(std::move(every));
   impl_->grid = grid;
   impl_->comm = comm;
+  const auto t0 = Clock::now();
   vtkMPICommunicatorOpaqueComm opaque(&impl_->comm);
-  impl_->processor->Initialize(opaque);
+  impl_->output_directory = absolute_path(cfg.output_directory);
+  impl_->processor->Initialize(opaque, impl_->output_directory.c_str());
   impl_->setup(cfg);
+  impl_->setup_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 #endif
 
@@ -330,6 +360,8 @@ nlohmann::json CatalystAdaptor::report() const {
   j["script_runs"] = impl_->script_runs;
   j["seconds"] = impl_->seconds;
   j["seconds_per_call"] = impl_->calls > 0 ? impl_->seconds / double(impl_->calls) : 0.0;
+  j["first_call_seconds"] = impl_->first_call_seconds;
+  j["setup_seconds"] = impl_->setup_seconds;
   return j;
 }
 
