@@ -191,6 +191,15 @@ class ParaViewPipelines final : public CatalystPipelines {
                  "run under a virtual X server (xvfb-run -a heatsolve run ...)\n");
   }
 
+  // The message's tail after a failure some rank saw (`ok`: this rank's outcome). Only rank 0
+  // reports the error, so a failure on another rank prints its Python error there.
+  std::string python_error(bool ok, const OutputCapture& capture) const {
+    if (ok) return " on another rank (its Python error is above)";
+    const std::string text = indented(without_marker(capture.text()));
+    if (rank() != 0) fmt::print(stderr, "[rank {}] Python error{}\n", rank(), text);
+    return text;
+  }
+
   int rank() const {
 #ifdef HEATSOLVE_HAVE_MPI
     int r = 0;
@@ -233,7 +242,7 @@ class ParaViewPipelines final : public CatalystPipelines {
     }
     if (!all_ok(ok))
       throw std::runtime_error(fmt::format("output.catalyst: script '{}' cannot be loaded{}", path,
-                                           indented(without_marker(capture.text()))));
+                                           python_error(ok, capture)));
     capture.pass_on();
     pipelines.push_back(pipeline);
     scripts.push_back(path);
@@ -286,8 +295,7 @@ class ParaViewPipelines final : public CatalystPipelines {
       ok = ok && !python_error_since_clear();
       if (!all_ok(ok))
         throw CatalystError(fmt::format("output.catalyst: script '{}' failed at {} {}{}",
-                                        scripts[i], step_word, step,
-                                        indented(without_marker(capture.text()))));
+                                        scripts[i], step_word, step, python_error(ok, capture)));
       capture.pass_on();
       ran = true;
       ++script_runs;

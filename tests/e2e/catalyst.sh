@@ -7,7 +7,8 @@
 #      field's maximum in that plane is;
 #   b. the line probe equals the HDF5 output of the same run at the same steps (to 1e-14
 #      relative: the CSV holds 17 significant digits of the field's own values);
-#   c. 2 and 4 MPI ranks write the same line CSVs as 1 rank (to 1e-14 relative);
+#   c. 2 and 4 MPI ranks write the same line CSVs as 1 rank (to 1e-14 relative); a script
+#      raising on rank 1 only stops every rank (exit 1), rank 1 printing Python's error;
 #   e. a v2 script (File > Save Catalyst State's format) writes its extracts at the same steps
 #      into <output.directory>/datasets;
 #   d. a missing script is refused at validation (exit 2, before the output directory is
@@ -165,6 +166,33 @@ for step in (0, 5, 10):
         sys.exit(1)
 PY
   done
+  # A script failing on rank 1 only: every rank stops (exit 1), rank 1 shows Python's error,
+  # the series written so far is finalized.
+  cat >rank1_raises.py <<'EOF'
+from paraview import servermanager
+
+
+def RequestDataDescription(datadescription):
+    datadescription.GetInputDescriptionByName("input").AllFieldsOn()
+    datadescription.GetInputDescriptionByName("input").GenerateMeshOn()
+
+
+def DoCoProcessing(datadescription):
+    rank = servermanager.vtkProcessModule.GetProcessModule().GetPartitionId()
+    if rank == 1 and datadescription.GetTimeStep() == 4:
+        raise RuntimeError("rank 1 fails at step 4")
+EOF
+  timeout 120 "$mpiexec" --oversubscribe -np 2 "$bin" run "$deck" "${small[@]}" \
+    --set output.directory=rank1 --set output.every=2 \
+    --set "output.catalyst={script: rank1_raises.py, every: 2}" >rank1.log 2>&1
+  rc=$?
+  if [[ $rc -ne 0 && $rc -ne 124 ]] && grep -q "failed at step 4 on another rank" rank1.log &&
+    grep -q "RuntimeError: rank 1 fails at step 4" rank1.log &&
+    "$py" -c 'import h5py, sys; sys.exit(sorted(int(s) for s in h5py.File("rank1/heat_catalyst.h5")["steps"]) != [0, 2, 4])'; then
+    ok "a script failing on rank 1 only: all ranks stop, its Python error shown, series kept"
+  else
+    cat rank1.log; fail "a script failing on rank 1 only: exit $rc, or message or series missing"
+  fi
 else
   echo "note: no MPI or mpiexec: the 2- and 4-rank comparison is skipped"
 fi
