@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/exit_codes.hpp"
+#include "io/catalyst_adaptor.hpp"
 #include "kernels/backend.hpp"
 
 namespace heatsolve {
@@ -43,16 +44,17 @@ int info_command() {
   constexpr bool vtk = false;
 #endif
   fmt::print("heatsolve {}\n", HEATSOLVE_VERSION);
-  fmt::print("  CUDA backend:    {}\n", on_off(cuda));
-  fmt::print("  MPI:             {}\n", on_off(mpi));
-  fmt::print("  HDF5 output:     {} (parallel: {})\n", on_off(hdf5), on_off(phdf5));
-  fmt::print("  VTK output:      {}\n", on_off(vtk));
-  fmt::print("  OpenMP threads:  {}\n", omp_get_max_threads());
+  fmt::print("  CUDA backend:     {}\n", on_off(cuda));
+  fmt::print("  MPI:              {}\n", on_off(mpi));
+  fmt::print("  HDF5 output:      {} (parallel: {})\n", on_off(hdf5), on_off(phdf5));
+  fmt::print("  VTK output:       {}\n", on_off(vtk));
+  fmt::print("  Catalyst in situ: {}\n", on_off(catalyst_available()));
+  fmt::print("  OpenMP threads:   {}\n", omp_get_max_threads());
   if (cuda_device_available()) {
     auto backend = make_backend<float>(BackendKind::Cuda, {});
-    fmt::print("  GPU:             {}\n", backend->description());
+    fmt::print("  GPU:              {}\n", backend->description());
   } else {
-    fmt::print("  GPU:             none (runs use the CPU backend)\n");
+    fmt::print("  GPU:              none (runs use the CPU backend)\n");
   }
   return exit_code::kSuccess;
 }

@@ -18,6 +18,7 @@
 #include "app/progress.hpp"
 #include "app/signals.hpp"
 #include "app/summary.hpp"
+#include "io/catalyst_adaptor.hpp"
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/run_lock.hpp"
@@ -399,6 +400,25 @@ int run_command(const RunOptions& opts) {
   ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
 #endif
 
+  // In-situ output: Catalyst starts and loads every script before any step runs (and before
+  // the writers open their files); a script that does not load ends the run here.
+  std::unique_ptr<CatalystAdaptor> catalyst;
+  if (!cfg.catalyst.empty()) {
+    try {
+#ifdef HEATSOLVE_HAVE_MPI
+      catalyst = parallel_io ? std::make_unique<CatalystAdaptor>(cfg, output_grid(cfg),
+                                                                 decomposition->io_comm())
+                             : std::make_unique<CatalystAdaptor>(cfg, output_grid(cfg));
+#else
+      catalyst = std::make_unique<CatalystAdaptor>(cfg, output_grid(cfg));
+#endif
+    } catch (const std::exception& e) {  // the ranks agree on it (CatalystAdaptor)
+      if (root) fmt::print(stderr, "error: {}\n", e.what());
+      return exit_code::kRuntimeError;
+    }
+    ctx.catalyst = catalyst.get();
+  }
+
   std::vector<std::unique_ptr<FieldWriter>> writers;
   for (const std::string& format : cfg.formats) {
     if (format == "hdf5") {
@@ -501,6 +521,14 @@ int run_command(const RunOptions& opts) {
       fs::remove(restart.series_source, ec);
     }
   };
+  // A failure every rank agrees on (a blow-up: global reductions; a Catalyst script: the
+  // adaptor's agreement) ends the run keeping the outputs written so far.
+  const auto stop_keeping_outputs = [&](const std::exception& e) {
+    if (live_progress) progress.finish();
+    finalize_writers(nullptr);
+    if (root) fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::kRuntimeError;
+  };
   RunResult result;
   try {
     result = run_simulation(cfg, ctx, writer_ptrs);
@@ -508,11 +536,9 @@ int run_command(const RunOptions& opts) {
       fmt::print(stderr, "[heatsolve] rank {}: {}, {:.3f} s\n", world_rank(),
                  result.backend_description, result.wall_seconds);
   } catch (const BlowUpError& e) {
-    // Same verdict on every rank (global reductions): keep the outputs written so far.
-    if (live_progress) progress.finish();
-    finalize_writers(nullptr);
-    if (root) fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::kRuntimeError;
+    return stop_keeping_outputs(e);
+  } catch (const CatalystError& e) {
+    return stop_keeping_outputs(e);
   } catch (const std::exception& e) {
     // A failure on one rank while its peers wait in MPI: end the job here, before unwinding
     // past the writers (their destructors close MPI-IO files collectively and would wait for
@@ -524,6 +550,7 @@ int run_command(const RunOptions& opts) {
   }
   if (live_progress) progress.finish();
   finalize_writers(&result);
+  if (catalyst) result.catalyst = catalyst->report();
   if (result.interrupted) {
     if (root) {
       write_residual_history(cfg.output_directory, result);

@@ -32,6 +32,7 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
     j["tolerance"] = cfg.tolerance;
   }
   if (!r.multigrid.is_null()) j["multigrid"] = r.multigrid;
+  if (!r.catalyst.is_null()) j["catalyst"] = r.catalyst;
   j["final_residual"] = r.final_residual;
   j["total_heat"] = r.total_heat;
   j["wall_seconds"] = r.wall_seconds;

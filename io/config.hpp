@@ -24,6 +24,13 @@ enum class SolverMethod { Jacobi, Anderson, Multigrid, MultigridCG };
 enum class TimeScheme { Explicit, ImplicitEuler, CrankNicolson };
 enum class HaloMode { Auto, Staged, CudaAware, Ipc };
 
+// One in-situ (ParaView Catalyst) pipeline: a Catalyst v1 Python script run every `every`
+// steps or iterations (and at the last one).
+struct CatalystScript {
+  std::string path;  // resolved: relative to the deck file's directory (--set: to the cwd)
+  std::int64_t every = 1;
+};
+
 // A spatial field description, used for `initial` and `source`.
 struct Shape {
   ShapeType type = ShapeType::None;
@@ -80,7 +87,8 @@ struct Config {
   std::int64_t output_every = 0;  // 0 = initial and final state only
   std::vector<std::string> formats{"hdf5"};
   bool overwrite = false;
-  std::int64_t checkpoint_every = 0;  // 0 = off
+  std::int64_t checkpoint_every = 0;     // 0 = off
+  std::vector<CatalystScript> catalyst;  // output.catalyst; empty = no in-situ output
 
   nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
 

@@ -961,13 +961,72 @@ std::vector<std::string> formats(const DeckNode& n, const std::string& what) {
   return out;
 }
 
-void read_output(const DeckNode& n, Config& cfg) {
-  const MapView v(n, "output", {"directory", "every", "formats", "overwrite", "checkpoint_every"});
+// A file named in the deck: relative to the deck file's directory, so that a deck and its
+// scripts move together; one from a --set override is typed on the command line, so it is
+// relative to the working directory.
+std::string deck_relative_path(const std::string& path, const Location& at) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || !at.override_text.empty()) return path;
+  return (std::filesystem::path(at.source).parent_path() / p).lexically_normal().string();
+}
+
+// output.catalyst: one {script, every} mapping or a list of them. The form is checked first,
+// then whether this build has Catalyst, then that the scripts exist (exit 2 before any step).
+std::vector<CatalystScript> catalyst_scripts(const DeckNode& n, const Location& key_loc,
+                                             const DeckFeatures& features) {
+  const std::string what = "output.catalyst";
+  std::vector<std::pair<const DeckNode*, std::string>> entries;  // node, its path
+  if (n.kind == Kind::Map) {
+    entries.emplace_back(&n, what);
+  } else if (n.kind == Kind::Sequence) {
+    for (std::size_t i = 0; i < n.items.size(); ++i)
+      entries.emplace_back(&n.items[i], element(what, i));
+  } else {
+    expected(n, what, "a mapping {script: file.py, every: N} or a list of them");
+  }
+  std::vector<CatalystScript> scripts;
+  std::vector<const DeckNode*> script_nodes;
+  for (const auto& [entry, path] : entries) {
+    if (entry->kind != Kind::Map) expected(*entry, path, "a mapping {script: file.py, every: N}");
+    const MapView v(*entry, path, {"script", "every"});
+    const DeckNode& script = v.require("script");
+    CatalystScript s;
+    s.path = deck_relative_path(text(script, v.path("script")), script.loc);
+    s.every = v.optional("every", s.every, positive_integer);
+    scripts.push_back(s);
+    script_nodes.push_back(&script);
+  }
+  if (!scripts.empty() && !features.catalyst)
+    fail(key_loc,
+         "output.catalyst: this heatsolve was built without ParaView Catalyst (in-situ "
+         "output needs ParaView's development files at build time; `heatsolve info` "
+         "says what a build has)");
+  for (std::size_t i = 0; i < scripts.size(); ++i) {
+    std::error_code ec;
+    const std::string& file = scripts[i].path;
+    const DeckNode& node = *script_nodes[i];
+    const std::string resolved =
+        file == node.scalar ? "" : fmt::format(" (resolved to '{}')", file);
+    if (!std::filesystem::is_regular_file(file, ec))
+      fail(node.loc,
+           fmt::format("{}.script: no such file '{}'{}", entries[i].second, node.scalar, resolved));
+    if (!std::ifstream(file))
+      fail(node.loc, fmt::format("{}.script: cannot read '{}'{}: {}", entries[i].second,
+                                 node.scalar, resolved, std::strerror(errno)));
+  }
+  return scripts;
+}
+
+void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
+  const MapView v(n, "output",
+                  {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst"});
   cfg.output_directory = v.optional("directory", cfg.output_directory, text);
   cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
   cfg.formats = v.optional("formats", cfg.formats, formats);
   cfg.overwrite = v.optional("overwrite", cfg.overwrite, boolean);
   cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
+  if (const DeckNode* c = v.get("catalyst"))
+    cfg.catalyst = catalyst_scripts(*c, v.key_loc("catalyst"), features);
 }
 
 // Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
@@ -976,7 +1035,7 @@ void section(const MapView& top, const std::string& key, Config& cfg, Read read)
   if (const DeckNode* n = top.get(key)) read(*n, cfg);
 }
 
-Config build_config(const DeckNode& root) {
+Config build_config(const DeckNode& root, const DeckFeatures& features) {
   Config cfg;
   const MapView top(root, "", kRootKeys);
   read_name(top, cfg);
@@ -997,7 +1056,7 @@ Config build_config(const DeckNode& root) {
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
   section(top, "execution", cfg, read_execution);
-  section(top, "output", cfg, read_output);
+  if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
   return cfg;
 }
 
@@ -1041,18 +1100,27 @@ DeckNode parse_root(const std::string& text, const std::string& source_name) {
 
 }  // namespace
 
+DeckFeatures DeckFeatures::of_this_build() {
+  DeckFeatures f;
+#ifdef HEATSOLVE_HAVE_CATALYST
+  f.catalyst = true;
+#endif
+  return f;
+}
+
 Config parse_deck(const std::string& text, const std::string& source_name,
-                  const std::vector<std::string>& overrides) {
+                  const std::vector<std::string>& overrides, const DeckFeatures& features) {
   DeckNode root = parse_root(text, source_name);
   for (std::size_t i = 0; i < overrides.size(); ++i)
     apply_override(root, overrides[i], static_cast<int>(i) + 1);
-  Config cfg = build_config(root);
+  Config cfg = build_config(root, features);
   cfg.deck_path = source_name;
   cfg.deck = to_json(root);
   return cfg;
 }
 
-Config load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+Config load_deck(const std::string& path, const std::vector<std::string>& overrides,
+                 const DeckFeatures& features) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw DeckError(path, 0, 0, "cannot read deck: it is a directory");
@@ -1066,7 +1134,7 @@ Config load_deck(const std::string& path, const std::vector<std::string>& overri
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > kMaxDeckBytes)
     throw DeckError(path, 0, 0, "cannot read deck: larger than 1 MiB (is this the right file?)");
-  return parse_deck(text, path, overrides);
+  return parse_deck(text, path, overrides, features);
 }
 
 }  // namespace heatsolve

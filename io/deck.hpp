@@ -25,10 +25,20 @@ class DeckError : public std::runtime_error {
   std::string message_;
 };
 
+// Optional parts of this build that a deck may ask for: a deck asking for a missing one is
+// refused at validation. Tests pass other values to check the refusal in any build.
+struct DeckFeatures {
+  bool catalyst = false;  // output.catalyst (ParaView Catalyst in-situ output)
+  static DeckFeatures of_this_build();
+};
+
 // Reads, applies `--set key.path=value` overrides (in order), validates. Throws DeckError.
-Config load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
-// Same, for deck text already in memory; `source_name` is used in error messages.
+Config load_deck(const std::string& path, const std::vector<std::string>& overrides = {},
+                 const DeckFeatures& features = DeckFeatures::of_this_build());
+// Same, for deck text already in memory; `source_name` is used in error messages, and
+// relative paths in the deck resolve against its directory.
 Config parse_deck(const std::string& text, const std::string& source_name,
-                  const std::vector<std::string>& overrides = {});
+                  const std::vector<std::string>& overrides = {},
+                  const DeckFeatures& features = DeckFeatures::of_this_build());
 
 }  // namespace heatsolve

@@ -7,7 +7,7 @@ HEATSOLVE_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libyaml-cpp-dev libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  paraview-dev python3-paraview
+  paraview-dev python3-paraview libpython3-dev
   python3-h5py python3-numpy python3-matplotlib
   clang libclang-rt-14-dev
   xvfb xauth

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "io/catalyst_adaptor.hpp"
 #include "solvers/least_squares.hpp"
 
 namespace heatsolve {
@@ -264,6 +265,22 @@ void Simulation<T>::write_output(std::int64_t step, double time) {
   for (FieldWriter* w : writers_) w->write(step, time, data.data(), ctx_.domain.block);
 }
 
+// A failing script stops the run as a blow-up does, the state being good: it is checkpointed
+// first when checkpoints are on.
+template <typename T>
+void Simulation<T>::in_situ(std::int64_t step, double time, double residual, bool last) {
+  CatalystAdaptor* catalyst = ctx_.catalyst;
+  if (!catalyst || !catalyst->schedule().any_due(step, last)) return;
+  sync_state();
+  const std::vector<T> data = interior();  // the writers' host copy, on these steps only
+  try {
+    catalyst->co_process(step, time, last, data.data(), ctx_.domain.block);
+  } catch (const CatalystError&) {
+    if (cfg_.checkpoint_every > 0) write_checkpoint(step, time, residual);
+    throw;
+  }
+}
+
 template <typename T>
 void Simulation<T>::report(std::int64_t step, std::int64_t total, double time, double residual,
                            bool force) {
@@ -359,6 +376,7 @@ RunResult Simulation<T>::run_heat() {
   const StencilCoeffs<T> c = heat_coeffs<T>(g_, cfg_.diffusivity, dt_);
   const T* f = f_ ? f_->data() : nullptr;
   if (s0 == 0) write_output(0, 0.0);
+  if (s0 == 0) in_situ(0, 0.0, rate, steps == 0);
   // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU):
   // blocks of `tb` steps in one backend call, landing on every output and checkpoint step;
   // the last step and steps whose rate is reported run alone (the rate needs the previous
@@ -379,6 +397,7 @@ RunResult Simulation<T>::run_heat() {
       if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - (s - 1) % cfg_.output_every);
       if (cfg_.checkpoint_every > 0)
         kb = std::min(kb, cfg_.checkpoint_every - (s - 1) % cfg_.checkpoint_every);
+      if (ctx_.catalyst) kb = std::min(kb, ctx_.catalyst->schedule().steps_to_next(s - 1));
       kb = std::max<std::int64_t>(kb, 1);
     }
     bool report_due = false;  // this step's rate is computed (and may be reported)
@@ -403,6 +422,7 @@ RunResult Simulation<T>::run_heat() {
     const bool last = s == steps;
     const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
+    in_situ(s, t, rate, last);
     // Parallel: report only at the agreed steps (where `rate` was computed).
     if (!parallel || last || report_due) report(s, steps, t, rate, last);
     if (after_step(s, t, rate, last)) {
@@ -444,6 +464,7 @@ RunResult Simulation<T>::run_poisson() {
   double residual = std::numeric_limits<double>::infinity(), t0 = 0;
   std::int64_t it = restore_state(&t0, &residual);
   if (it == 0) write_output(0, 0.0);
+  if (it == 0) in_situ(0, 0.0, residual, false);
   r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
                 residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
@@ -459,6 +480,7 @@ RunResult Simulation<T>::run_poisson() {
       if (cfg_.output_every > 0) kb = std::min(kb, cfg_.output_every - 1 - it % cfg_.output_every);
       if (cfg_.checkpoint_every > 0)
         kb = std::min(kb, cfg_.checkpoint_every - 1 - it % cfg_.checkpoint_every);
+      if (ctx_.catalyst) kb = std::min(kb, ctx_.catalyst->schedule().steps_to_next(it) - 1);
       if (kb > 1) {
         fused_steps(f, c, int(kb));
         it += kb;
@@ -481,11 +503,13 @@ RunResult Simulation<T>::run_poisson() {
     if (cfg_.output_every > 0 && it % cfg_.output_every == 0 && !r.converged &&
         it < cfg_.max_iterations)
       write_output(it, double(it));
+    if (!r.converged && it < cfg_.max_iterations) in_situ(it, double(it), residual, false);
     report(it, cfg_.max_iterations, double(it), residual, r.converged);
     if (after_step(it, double(it), residual, r.converged || it == cfg_.max_iterations)) break;
     if (r.converged) break;
   }
   if (it > 0 && !interrupted_) write_output(it, double(it));
+  if (it > 0 && !interrupted_) in_situ(it, double(it), residual, true);
   r.steps = it;
   r.final_time = 0;
   r.final_residual = residual;
@@ -524,6 +548,7 @@ RunResult Simulation<T>::run_anderson() {
   double residual = std::numeric_limits<double>::infinity(), t0 = 0;
   std::int64_t it = restore_state(&t0, &residual);
   if (it == 0) write_output(0, 0.0);
+  if (it == 0) in_situ(0, 0.0, residual, false);
   r.converged = it > 0 && !history_.empty() && history_.back().first == it &&
                 residual <= cfg_.tolerance;  // restarted from the converged state
   const int check = std::max(1, cfg_.check_every);
@@ -595,11 +620,13 @@ RunResult Simulation<T>::run_anderson() {
     if (cfg_.output_every > 0 && it % cfg_.output_every == 0 && !r.converged &&
         it < cfg_.max_iterations)
       write_output(it, double(it));
+    if (!r.converged && it < cfg_.max_iterations) in_situ(it, double(it), residual, false);
     report(it, cfg_.max_iterations, double(it), residual, r.converged);
     if (after_step(it, double(it), residual, r.converged || it == cfg_.max_iterations)) break;
     if (r.converged) break;
   }
   if (it > 0 && !interrupted_) write_output(it, double(it));
+  if (it > 0 && !interrupted_) in_situ(it, double(it), residual, true);
   r.steps = it;
   r.final_residual = residual;
   return r;
@@ -838,6 +865,7 @@ RunResult Simulation<T>::run_multigrid() {
   // measures its residual as the uninterrupted run did: it stops at the same cycle, bit for
   // bit. The checkpointed iterate is taken as saved (no second projection onto zero mean).
   if (ctx_.restart_path.empty()) write_output(0, 0.0);
+  if (ctx_.restart_path.empty()) in_situ(0, 0.0, 0.0, false);
   mg_->remove_mean(u_->data());
   double rn = mg_start(u_->data(), f);
   if (mg_->singular()) {
@@ -880,11 +908,13 @@ RunResult Simulation<T>::run_multigrid() {
     if (cfg_.output_every > 0 && it % cfg_.output_every == 0 && !r.converged &&
         it < cfg_.max_iterations)
       write_output(it, double(it));
+    if (!r.converged && it < cfg_.max_iterations) in_situ(it, double(it), residual, false);
     report(it, cfg_.max_iterations, double(it), residual, r.converged);
     if (after_step(it, double(it), residual, r.converged || it == cfg_.max_iterations)) break;
   }
   mg_->remove_mean(u_->data());
   if (it > 0 && !interrupted_) write_output(it, double(it));
+  if (it > 0 && !interrupted_) in_situ(it, double(it), residual, true);
   r.steps = it;
   r.final_residual = residual;
   r.multigrid = multigrid_report(it - start_step_, factors);
@@ -918,6 +948,7 @@ RunResult Simulation<T>::run_implicit_heat() {
   std::unique_ptr<Array<T>> b = backend_->allocate(g_.padded_size());
   const T* f = f_ ? f_->data() : nullptr;
   if (s0 == 0) write_output(0, 0.0);
+  if (s0 == 0) in_situ(0, 0.0, rate, steps == 0);
   std::vector<double> factors;
   std::int64_t cycles = 0;
   const std::int64_t max_cycles = std::min<std::int64_t>(cfg_.max_iterations, 1000);
@@ -953,6 +984,7 @@ RunResult Simulation<T>::run_implicit_heat() {
     if (last || report_due) rate = record_rate(u_->data(), v_->data(), s);
     const double t = last ? cfg_.end_time : rescaled ? t0 + double(s - s0) * dt_ : double(s) * dt_;
     if (last || (cfg_.output_every > 0 && s % cfg_.output_every == 0)) write_output(s, t);
+    in_situ(s, t, rate, last);
     if (ctx_.domain.size == 1 || last || report_due) report(s, steps, t, rate, last);
     if (after_step(s, t, rate, last)) {
       r.steps = s;

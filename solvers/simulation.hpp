@@ -64,6 +64,8 @@ class Simulation {
   double global_reduce(double local, ReduceOp op) const;
   double norm2(double local_sum_squares) const;
   void write_output(std::int64_t step, double time);
+  // In-situ output (ctx_.catalyst) at its scripts' steps and at the last one.
+  void in_situ(std::int64_t step, double time, double residual, bool last);
   void report(std::int64_t step, std::int64_t total, double time, double residual, bool force);
   RunResult base_result() const;
 

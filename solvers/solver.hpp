@@ -22,6 +22,8 @@
 
 namespace heatsolve {
 
+class CatalystAdaptor;
+
 // One progress report: step or iteration count, simulated time (heat), latest norm.
 struct ProgressInfo {
   std::int64_t step = 0, total = 0;  // total: steps (heat) or max_iterations (Poisson)
@@ -49,6 +51,7 @@ struct RunResult {
   // per cycle, time per phase; null otherwise.
   nlohmann::json multigrid;
   std::vector<std::string> files;
+  nlohmann::json catalyst;  // in-situ output: calls and seconds (CatalystAdaptor::report)
   // Checkpoint/restart (docs/batch.md).
   std::int64_t start_step = 0;  // step/iteration the run started from (restart), else 0
   bool interrupted = false;     // stopped early by a signal or the walltime limit
@@ -74,6 +77,7 @@ struct RunContext {
   std::string restart_path;  // non-empty: continue from this checkpoint (already validated)
   const volatile std::sig_atomic_t* stop_flag = nullptr;  // non-zero: stop after this step
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();  // walltime
+  CatalystAdaptor* catalyst = nullptr;  // in-situ output (output.catalyst); null: none
 #ifdef HEATSOLVE_HAVE_MPI
   MPI_Comm checkpoint_comm = MPI_COMM_NULL;  // ranks writing checkpoints together (multi-rank)
   MPI_Comm comm = MPI_COMM_NULL;             // the decomposition's ranks (multigrid agglomeration)

@@ -52,7 +52,9 @@ TEST(Deck, EveryShippedDeckParses) {
     if (entry.path().extension() != ".yaml") continue;
     SCOPED_TRACE(entry.path().string());
     Config cfg;
-    ASSERT_NO_THROW(cfg = load_deck(entry.path().string())) << entry.path();
+    DeckFeatures all;  // decks using optional parts (output.catalyst) parse in any build
+    all.catalyst = true;
+    ASSERT_NO_THROW(cfg = load_deck(entry.path().string(), {}, all)) << entry.path();
     EXPECT_EQ(cfg.name, entry.path().stem().string());
     EXPECT_EQ(cfg.output_directory, "out/" + cfg.name);
     EXPECT_EQ(cfg.deck_path, entry.path().string());
@@ -564,6 +566,29 @@ const BadDeck kBadDecks[] = {
      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
      "time: {end: 1, scheme: crank-nicolson}\nsolver:\n  method: anderson\n",
      "time.scheme crank-nicolson solves each step by multigrid", 6, 11},
+    // output.catalyst: the form is checked before the build's Catalyst and the files.
+    {"catalyst_unknown_key", kBase + "output: {catalyst: {script: a.py, evry: 2}}\n",
+     "unknown key 'evry' in 'output.catalyst' (did you mean 'every'?)", 5, 35},
+    {"catalyst_list_entry_unknown_key",
+     kBase + "output:\n  catalyst:\n    - {script: a.py, every: 2, colour: red}\n",
+     "unknown key 'colour' in 'output.catalyst[0]'", 7, 32},
+    {"catalyst_every_zero", kBase + "output: {catalyst: [{script: a.py, every: 0}]}\n",
+     "output.catalyst[0].every: expected a positive integer, got '0'", 5, 43},
+    {"catalyst_every_negative", kBase + "output: {catalyst: {script: a.py, every: -3}}\n",
+     "output.catalyst.every: expected a positive integer, got '-3'", 5, 42},
+    {"catalyst_missing_script", kBase + "output: {catalyst: {every: 2}}\n",
+     "missing required key 'output.catalyst.script'", 5, 20},
+    {"catalyst_second_entry_missing_script",
+     kBase + "output:\n  catalyst:\n    - {script: a.py}\n    - {every: 5}\n",
+     "missing required key 'output.catalyst[1].script'", 8, 7},
+    {"catalyst_not_a_mapping", kBase + "output: {catalyst: slice.py}\n",
+     "output.catalyst: expected a mapping {script: file.py, every: N} or a list of them, got "
+     "'slice.py'",
+     5, 20},
+    {"catalyst_entry_not_a_mapping", kBase + "output: {catalyst: [slice.py]}\n",
+     "output.catalyst[0]: expected a mapping {script: file.py, every: N}, got 'slice.py'", 5, 21},
+    {"catalyst_empty_script", kBase + "output: {catalyst: {script: ''}}\n",
+     "output.catalyst.script: expected a non-empty string", 5, 29},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),
@@ -696,6 +721,104 @@ TEST(DeckOverride, OverridesApplyToEmptyDeck) {
       parse("", {"name=from_set", "problem={type: poisson, dimensions: 2}", "grid.cells=[4, 4]"});
   EXPECT_EQ(cfg.name, "from_set");
   EXPECT_EQ(cfg.cells[1], 4);
+}
+
+}  // namespace
+}  // namespace heatsolve
+
+namespace heatsolve {
+namespace {
+
+// ---- output.catalyst: good forms, paths, the build check ---------------------------------
+
+const std::string kSliceScript =
+    (fs::path(HEATSOLVE_SOURCE_DIR) / "postproc" / "catalyst" / "slice.py").string();
+
+DeckFeatures with_catalyst(bool on) {
+  DeckFeatures f;
+  f.catalyst = on;
+  return f;
+}
+
+TEST(DeckCatalyst, SingleMappingOrList) {
+  const Config one = parse_deck(kBase + "output: {catalyst: {script: " + kSliceScript + "}}\n",
+                                "test.yaml", {}, with_catalyst(true));
+  ASSERT_EQ(one.catalyst.size(), 1u);
+  EXPECT_EQ(one.catalyst[0].path, kSliceScript);
+  EXPECT_EQ(one.catalyst[0].every, 1);  // default: every step
+  const Config two =
+      parse_deck(kBase + "output:\n  catalyst:\n    - {script: " + kSliceScript +
+                     ", every: 25}\n    - {script: " + kSliceScript + ", every: 7}\n",
+                 "test.yaml", {}, with_catalyst(true));
+  ASSERT_EQ(two.catalyst.size(), 2u);
+  EXPECT_EQ(two.catalyst[0].every, 25);
+  EXPECT_EQ(two.catalyst[1].every, 7);
+  EXPECT_TRUE(parse(kBase).catalyst.empty());
+}
+
+TEST(DeckCatalyst, EmptyListMeansNoneInAnyBuild) {
+  EXPECT_TRUE(parse_deck(kBase + "output: {catalyst: []}\n", "test.yaml", {}, with_catalyst(false))
+                  .catalyst.empty());
+}
+
+TEST(DeckCatalyst, ScriptPathIsRelativeToTheDeckFile) {
+  const std::string deck = (fs::path(HEATSOLVE_SOURCE_DIR) / "inputs" / "x.yaml").string();
+  const Config cfg =
+      parse_deck(kBase + "output: {catalyst: {script: ../postproc/catalyst/slice.py, every: 2}}\n",
+                 deck, {}, with_catalyst(true));
+  ASSERT_EQ(cfg.catalyst.size(), 1u);
+  EXPECT_EQ(cfg.catalyst[0].path, fs::path(kSliceScript).lexically_normal().string());
+}
+
+// Restores the working directory when the test ends.
+struct WorkingDirectory {
+  fs::path saved = fs::current_path();
+  explicit WorkingDirectory(const fs::path& p) { fs::current_path(p); }
+  ~WorkingDirectory() { fs::current_path(saved); }
+};
+
+TEST(DeckCatalyst, OverridePathIsRelativeToTheWorkingDirectory) {
+  const WorkingDirectory here(HEATSOLVE_SOURCE_DIR);
+  const std::string deck = (fs::path(HEATSOLVE_SOURCE_DIR) / "inputs" / "x.yaml").string();
+  const Config cfg = parse_deck(
+      kBase, deck, {"output.catalyst={script: postproc/catalyst/slice.py}"}, with_catalyst(true));
+  ASSERT_EQ(cfg.catalyst.size(), 1u);
+  EXPECT_EQ(cfg.catalyst[0].path, "postproc/catalyst/slice.py");
+}
+
+TEST(DeckCatalyst, MissingScriptFileIsRefusedAtItsNode) {
+  try {
+    parse_deck(kBase + "output: {catalyst: {script: no_such_script.py, every: 2}}\n", "test.yaml",
+               {}, with_catalyst(true));
+    FAIL() << "accepted";
+  } catch (const DeckError& e) {
+    EXPECT_NE(e.message().find("output.catalyst.script: no such file 'no_such_script.py'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.column(), 29);
+  }
+}
+
+TEST(DeckCatalyst, RefusedByABuildWithoutCatalyst) {
+  try {
+    parse_deck(kBase + "output: {catalyst: {script: " + kSliceScript + "}}\n", "test.yaml", {},
+               with_catalyst(false));
+    FAIL() << "accepted";
+  } catch (const DeckError& e) {
+    EXPECT_NE(e.message().find("built without ParaView Catalyst"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.column(), 10);  // the `catalyst` key
+    EXPECT_EQ(std::string(e.what()).rfind("test.yaml:5:10: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(DeckCatalyst, ThisBuildSaysWhetherItHasCatalyst) {
+#ifdef HEATSOLVE_HAVE_CATALYST
+  EXPECT_TRUE(DeckFeatures::of_this_build().catalyst);
+#else
+  EXPECT_FALSE(DeckFeatures::of_this_build().catalyst);
+#endif
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+"""heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the mid-plane z slice (through the
+centres of the middle cell layer) of the temperature (a 2D run: the whole field), coloured over the field's range at that step with
+a colour bar, the time and step
+annotated, saved as slice_<step>.png (6 digits) in the run's output directory.
+
+Deck:  output: {catalyst: {script: ../postproc/catalyst/slice.py, every: 50}}
+(the path is relative to the deck file's directory). heatsolve calls it at every 50th step
+and the last. Debian's ParaView renders through X even off-screen: without $DISPLAY run
+heatsolve under a virtual X server (xvfb-run -a heatsolve run ...).
+"""
+import os
+
+from paraview import coprocessing
+from vtkmodules.vtkCommonCore import vtkDoubleArray
+from vtkmodules.vtkParallelCore import vtkCommunicator, vtkMultiProcessController
+from paraview.simple import *  # noqa: F401,F403 (the Catalyst script convention)
+
+IMAGE_SIZE = [800, 600]
+
+
+def output_file(datadescription, stem, extension):
+    """<output.directory>/<stem>_<step>.<extension>: heatsolve passes the run's output
+    directory as the string array 'output_directory' of the data description's user data."""
+    directory = datadescription.GetUserData().GetAbstractArray("output_directory").GetValue(0)
+    return os.path.join(directory, "%s_%06d.%s" % (stem, datadescription.GetTimeStep(), extension))
+
+
+def whole_bounds(datadescription):
+    """Bounds of the whole grid (this rank holds one piece of it under MPI)."""
+    description = datadescription.GetInputDescriptionByName("input")
+    extent, piece = description.GetWholeExtent(), description.GetGrid()
+    origin, spacing = piece.GetOrigin(), piece.GetSpacing()
+    return [origin[i // 2] + extent[i] * spacing[i // 2] for i in range(6)]
+
+
+def global_range(datadescription):
+    """min and max of the temperature over the whole grid: under MPI every rank colours its
+    piece, so all must use the same range."""
+    piece = datadescription.GetInputDescriptionByName("input").GetGrid()
+    lo, hi = piece.GetCellData().GetArray("temperature").GetRange()
+    controller = vtkMultiProcessController.GetGlobalController()
+    if controller is None or controller.GetNumberOfProcesses() == 1:
+        return lo, hi
+    local, merged = vtkDoubleArray(), vtkDoubleArray()
+    local.SetNumberOfTuples(2)
+    local.SetValue(0, -lo)
+    local.SetValue(1, hi)
+    controller.AllReduce(local, merged, vtkCommunicator.MAX_OP)
+    return -merged.GetValue(0), merged.GetValue(1)
+
+
+class SliceCoProcessor(coprocessing.CoProcessor):
+    def CreatePipeline(self, datadescription):
+        grid = self.CreateProducer(datadescription, "input")
+        extent = datadescription.GetInputDescriptionByName("input").GetWholeExtent()
+        bounds = whole_bounds(datadescription)
+        centre = [0.5 * (bounds[2 * a] + bounds[2 * a + 1]) for a in range(3)]
+        three_d = extent[5] > extent[4]
+        if three_d:  # through the middle cell layer's centres: one layer, on any decomposition
+            hz = (bounds[5] - bounds[4]) / (extent[5] - extent[4])
+            centre[2] = bounds[4] + ((extent[5] - extent[4]) // 2 + 0.5) * hz
+        view = CreateView("RenderView")
+        view.ViewSize = IMAGE_SIZE
+        view.OrientationAxesVisibility = 0
+        view.UseColorPaletteForBackground = 0
+        view.Background = [1.0, 1.0, 1.0]
+        shown = grid
+        if three_d:
+            shown = Slice(Input=grid)
+            shown.SliceType = "Plane"
+            shown.SliceType.Origin = centre
+            shown.SliceType.Normal = [0.0, 0.0, 1.0]
+            outline = Show(grid, view)
+            outline.SetRepresentationType("Outline")
+            outline.ColorArrayName = [None, ""]
+            outline.AmbientColor = outline.DiffuseColor = [0.2, 0.2, 0.2]
+        display = Show(shown, view)
+        display.SetRepresentationType("Surface")
+        self.lut = GetColorTransferFunction("temperature")
+        # Not ColorBy: it asks every rank for the range of its piece of the slice, which some
+        # ranks do not have; DoCoProcessing sets the whole field's range instead.
+        display.ColorArrayName = ["CELLS", "temperature"]
+        display.LookupTable = self.lut
+        display.Ambient, display.Diffuse = 1.0, 0.0  # unshaded: colours are the colour map
+        display.SetScalarBarVisibility(view, True)
+        bar = GetScalarBar(self.lut, view)
+        bar.Title = "temperature"
+        bar.ComponentTitle = ""
+        bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
+        self.label = Text(Text="")
+        label = Show(self.label, view)
+        label.WindowLocation = "Upper Left Corner"
+        label.FontSize = 14
+        label.Color = [0.1, 0.1, 0.1]
+        view.CameraFocalPoint = centre
+        view.CameraPosition = [centre[0], centre[1], centre[2] + 10.0]
+        view.CameraViewUp = [0.0, 1.0, 0.0]
+        view.CameraParallelProjection = 1
+        view.ResetCamera()
+        self.view, self.shown, self.three_d, self.centre = view, shown, three_d, centre
+
+
+coprocessor = SliceCoProcessor()
+coprocessor.SetUpdateFrequencies({"input": [1]})  # heatsolve's `every` decides when
+
+
+def RequestDataDescription(datadescription):
+    coprocessor.LoadRequestedData(datadescription)
+
+
+def DoCoProcessing(datadescription):
+    coprocessor.UpdateProducers(datadescription)
+    coprocessor.view.ViewTime = datadescription.GetTime()  # the producer holds this time only
+    lo, hi = global_range(datadescription)
+    coprocessor.lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1e-12)
+    text = "t = %.6g  (step %d)" % (datadescription.GetTime(), datadescription.GetTimeStep())
+    if coprocessor.three_d:
+        text += "\nslice z = %.4g" % coprocessor.centre[2]
+    coprocessor.label.Text = text
+    SaveScreenshot(output_file(datadescription, "slice", "png"), coprocessor.view,
+                   ImageResolution=IMAGE_SIZE)
