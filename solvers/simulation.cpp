@@ -75,6 +75,10 @@ const char* stop_signal_name(int signo) {
 constexpr std::int64_t kStopPollSteps = 10;
 // A Poisson residual this many times its first value means divergence.
 constexpr double kResidualGrowthLimit = 1e6;
+// time_block: auto under MPI: the depth tried where the backend fuses nothing (k single
+// sweeps per exchange), and the passes timed against as many single steps.
+constexpr int kUnfusedTrialDepth = 4;
+constexpr int kTrialPasses = 3;
 // A multigrid cycle that reduces the residual by less than this has stagnated.
 constexpr double kStagnationFactor = 0.95;
 }  // namespace
@@ -168,11 +172,15 @@ void Simulation<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c,
 }
 
 template <typename T>
-int Simulation<T>::fused_depth() {
+int Simulation<T>::fused_depth(const T* f, const StencilCoeffs<T>& c) {
   if (fused_depth_ > 0) return fused_depth_;
-  const int want = std::max(1, cfg_.time_block > 0 ? cfg_.time_block : backend_->max_time_block());
+  const bool automatic = cfg_.time_block <= 0;
+  int want = std::max(1, automatic ? backend_->max_time_block() : cfg_.time_block);
   fused_depth_ = want;
   if (!exchanger_) return fused_depth_;
+  // Under MPI, `auto` also tries margins where the backend fuses nothing (the CPU): k sweeps
+  // per exchange send fewer, larger messages. The timing below decides.
+  if (automatic && want == 1) want = kUnfusedTrialDepth;
   // Every rank takes the same depth: the smallest request (auto's timing is per rank),
   // capped by the thinnest block along the split axes (a margin comes from the neighbour's
   // own cells). Minima as maxima of negated values.
@@ -205,7 +213,60 @@ int Simulation<T>::fused_depth() {
     copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
     deep_->exchange(*backend_, deep_f_->data());
   }
+  if (automatic) {
+    const double steps = double(kTrialPasses * depth);
+    const std::array<double, 2> seconds = time_single_and_fused(f, c, kTrialPasses);
+    trial_ms_ = {1e3 * seconds[0] / steps, 1e3 * seconds[1] / steps};
+    if (!(seconds[1] < seconds[0])) {  // single steps win (every rank sees the same maxima)
+      deep_.reset();
+      deep_u_.reset();
+      deep_v_.reset();
+      deep_f_.reset();
+      return fused_depth_ = 1;
+    }
+  }
   return fused_depth_ = depth;
+}
+
+// `passes` deep-halo passes against as many single steps with the one-layer exchange, both
+// from the current state on scratch copies (the run's fields are left as they are), after one
+// untimed pass each (buffers, tuning of the extended grid). The slowest rank's times.
+template <typename T>
+std::array<double, 2> Simulation<T>::time_single_and_fused(const T* f, const StencilCoeffs<T>& c,
+                                                           int passes) {
+  const DeepHaloGeometry& geo = deep_->geometry();
+  const int steps = passes * geo.depth;
+  settle();
+  std::unique_ptr<Array<T>> a = backend_->allocate(u_->size()), b = backend_->allocate(u_->size());
+  a->copy_from(*u_);
+  b->copy_from(*u_);
+  std::array<double, 2> seconds{};
+  for (int timed = 0; timed < 2; ++timed) {
+    backend_->synchronize();
+    const auto t0 = Clock::now();
+    for (int s = 0; s < (timed ? steps : geo.depth); ++s) {
+      sweep(a->data(), b->data(), f, c, true);
+      std::swap(a, b);
+    }
+    settle();
+    backend_->synchronize();
+    seconds[0] = seconds_since(t0);
+  }
+  const T* fe = f ? deep_f_->data() : nullptr;
+  copy_block_to_extended(*backend_, geo, u_->data(), deep_u_->data());
+  for (int timed = 0; timed < 2; ++timed) {
+    backend_->synchronize();
+    const auto t0 = Clock::now();
+    for (int p = 0; p < (timed ? passes : 1); ++p) {
+      deep_->exchange(*backend_, deep_u_->data());
+      T* res = backend_->stencil_steps(deep_u_->data(), deep_v_->data(), fe, geo.extended, c,
+                                       deep_faces_, geo.depth);
+      if (res != deep_u_->data()) std::swap(deep_u_, deep_v_);
+    }
+    backend_->synchronize();
+    seconds[1] = seconds_since(t0);
+  }
+  return {global_reduce(seconds[0], ReduceOp::MaxAbs), global_reduce(seconds[1], ReduceOp::MaxAbs)};
 }
 
 template <typename T>
@@ -331,6 +392,7 @@ RunResult Simulation<T>::run() {
   if (exchanger_) {
     r.halo_transport = exchanger_->transport();
     r.halo_depth = deep_ ? deep_->geometry().depth : 1;
+    r.time_block_trial_ms = trial_ms_;
   }
   r.start_step = start_step_;
   r.interrupted = interrupted_;
@@ -381,7 +443,7 @@ RunResult Simulation<T>::run_heat() {
   // blocks of `tb` steps in one backend call, landing on every output and checkpoint step;
   // the last step and steps whose rate is reported run alone (the rate needs the previous
   // state). Decomposed runs fuse through deep halos.
-  const std::int64_t tb = fused_depth();
+  const std::int64_t tb = fused_depth(f, c);
   // Under MPI every rank must take the same blocks, so the steps where the ranks agree on a
   // progress report (multiples of report_every) run alone instead of rank 0's clock deciding.
   const bool parallel = ctx_.domain.size > 1;
@@ -472,7 +534,7 @@ RunResult Simulation<T>::run_poisson() {
   // fused passes of the backend's k (Backend::stencil_steps: the same sweeps); the checked
   // sweep runs alone, since the check compares it with its predecessor. Blocks also end
   // before output and checkpoint iterations, so those are written as without blocking.
-  const bool fused = fused_depth() > 1;
+  const bool fused = fused_depth(f, c) > 1;
   while (!r.converged && it < cfg_.max_iterations) {
     if (fused) {
       std::int64_t kb =

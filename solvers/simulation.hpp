@@ -1,6 +1,7 @@
 // The per-precision engine behind run_simulation(): owns the backend and the device fields.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -54,8 +55,10 @@ class Simulation {
   // physical face rules inside the sweep instead of writing u's ghosts.
   void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
   // Temporal blocking: the steps per fused pass this run takes (1: single steps). Under MPI
-  // the ranks agree on it and it sets up the deep halo (solvers/deep_halo.hpp).
-  int fused_depth();
+  // the ranks agree on it and it sets up the deep halo (solvers/deep_halo.hpp); with
+  // time_block: auto the ranks first time both ways, the exchanges included.
+  int fused_depth(const T* f, const StencilCoeffs<T>& c);
+  std::array<double, 2> time_single_and_fused(const T* f, const StencilCoeffs<T>& c, int passes);
   // Advances u_ by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
   // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
   void fused_steps(const T* f, const StencilCoeffs<T>& c, int steps);
@@ -96,7 +99,8 @@ class Simulation {
   std::unique_ptr<Array<T>> deep_u_, deep_v_, deep_f_;
   BoundaryFaces deep_faces_{};
   bool deep_newer_ = false;
-  int fused_depth_ = 0;  // 0: not decided yet
+  int fused_depth_ = 0;                     // 0: not decided yet
+  std::array<double, 2> trial_ms_{-1, -1};  // auto under MPI: ms a step, single and fused
   CellRange core_;
   std::vector<CellRange> shell_;
   Reducer serial_reducer_;

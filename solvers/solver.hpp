@@ -2,6 +2,7 @@
 // (heat) or the Jacobi/Anderson iteration (Poisson), and hands output steps to the writers.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -38,6 +39,9 @@ struct RunResult {
   std::string backend, backend_description, kernel;
   std::string halo_transport;  // decomposed runs: how halos travelled ("ipc", "staged", ...)
   int halo_depth = 0;          // decomposed runs: ghost layers exchanged at once (fused passes)
+  // time_block: auto, decomposed: ms a step of single steps and of deep-halo passes as timed
+  // before the run ({-1, -1}: not timed).
+  std::array<double, 2> time_block_trial_ms{-1, -1};
   Precision precision = Precision::Double;
   std::int64_t steps = 0;  // time steps (heat) or iterations (Poisson)
   double final_time = 0;
