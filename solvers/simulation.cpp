@@ -188,6 +188,9 @@ int Simulation<T>::fused_depth(const T* f, const StencilCoeffs<T>& c) {
   const double agreed = -global_reduce(-double(want), ReduceOp::MaxAbs);
   const int depth = int(std::min(agreed, thinnest));
   deep_ = depth > 1 ? exchanger_->make_deep(depth) : nullptr;
+  // All ranks or none: an exchanger that cannot make deep halos on one rank keeps every rank
+  // on single steps.
+  if (global_reduce(deep_ ? 0.0 : 1.0, ReduceOp::MaxAbs) > 0) deep_.reset();
   if (!deep_) return fused_depth_ = 1;
   const DeepHaloGeometry& geo = deep_->geometry();
   // The margin absorbs whatever its outer ghosts hold, so where the serial run's faces all
