@@ -21,6 +21,7 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
   j["ranks"] = ranks;
   if (!r.halo_transport.empty()) j["halo_transport"] = r.halo_transport;
   if (r.halo_depth > 0) j["halo_depth"] = r.halo_depth;
+  if (r.halo_depth > 0) j["halo_setup_seconds"] = r.halo_setup_seconds;
   if (r.time_block_trial_ms[0] >= 0)
     j["time_block_trial"] = {{"single_step_ms", r.time_block_trial_ms[0]},
                              {"fused_step_ms", r.time_block_trial_ms[1]}};

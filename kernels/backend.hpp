@@ -45,6 +45,7 @@ class Array {
   virtual void copy_from_host(const T* src) = 0;
   virtual void copy_to_host(T* dst) const = 0;
   virtual void copy_from(const Array<T>& other) = 0;  // same backend, same size
+  virtual void set_zero() = 0;                        // every element, ghosts included
 };
 
 struct BackendOptions {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 
 #include "kernels/backend.hpp"
 #include "solvers/domain.hpp"
@@ -65,6 +66,8 @@ class DeepHaloExchanger {
   virtual ~DeepHaloExchanger() = default;
   virtual const DeepHaloGeometry& geometry() const = 0;
   virtual void exchange(Backend<T>& backend, T* extended) = 0;
+  // How the margins travel ("ipc", "staged", ...; empty when it does not apply).
+  virtual std::string transport() const { return ""; }
 };
 
 }  // namespace heatsolve

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -144,36 +145,15 @@ int MpiHaloExchanger<T>::active_faces() const {
   return n;
 }
 
-template <typename T>
-std::string MpiHaloExchanger<T>::transport() const {
-  int ipc = 0, other = 0;
-  for (const Face& f : faces_)
-    if (f.peer != MPI_PROC_NULL) ++(f.ipc_send && f.ipc_recv ? ipc : other);
-  if (transport_ == Transport::None) return "none";
-  if (ipc > 0) return other > 0 ? "ipc+staged" : "ipc";
-  switch (transport_) {
-    case Transport::Host:
-      return "host";
-    case Transport::Staged:
-      return "staged";
-    case Transport::CudaAware:
-      return "cuda-aware";
-    case Transport::None:
-      break;
-  }
-  return "none";
-}
+// ---- Transports shared by both exchangers -------------------------------------------------
 
-template <typename T>
-MpiHaloExchanger<T>::IpcMapping::~IpcMapping() {
+CudaIpcMapping::~CudaIpcMapping() {
 #ifdef HEATSOLVE_HAVE_CUDA
   cuda_ipc_close(p_);
 #endif
 }
 
-template <typename T>
-typename MpiHaloExchanger<T>::IpcMapping& MpiHaloExchanger<T>::IpcMapping::operator=(
-    IpcMapping&& o) noexcept {
+CudaIpcMapping& CudaIpcMapping::operator=(CudaIpcMapping&& o) noexcept {
   if (this != &o) {
 #ifdef HEATSOLVE_HAVE_CUDA
     cuda_ipc_close(p_);
@@ -183,60 +163,42 @@ typename MpiHaloExchanger<T>::IpcMapping& MpiHaloExchanger<T>::IpcMapping::opera
   return *this;
 }
 
-template <typename T>
-void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
-  if (bound_ == &backend) return;
-  if (!requests_.empty())
-    throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
-  bool try_ipc = false;
-  if (!backend.device_memory()) {
-    transport_ = Transport::Host;
-  } else if (mode_ == HaloMode::Staged) {
-    transport_ = Transport::Staged;
-  } else if (mode_ != HaloMode::Ipc && mpi_cuda_aware()) {
-    transport_ = Transport::CudaAware;
-  } else if (mode_ == HaloMode::CudaAware) {
+namespace {
+
+// The transport for the faces IPC does not serve; *try_ipc: whether to offer IPC.
+HaloTransport choose_transport(bool device_memory, HaloMode mode, bool* try_ipc) {
+  *try_ipc = false;
+  if (!device_memory) return HaloTransport::Host;
+  if (mode == HaloMode::Staged) return HaloTransport::Staged;
+  if (mode != HaloMode::Ipc && mpi_cuda_aware()) return HaloTransport::CudaAware;
+  if (mode == HaloMode::CudaAware)
     throw std::runtime_error(
         "execution.halo: cuda-aware requested but this MPI library is not CUDA-aware "
         "(MPIX_Query_cuda_support() is false); use halo: staged, ipc or auto");
-  } else {
-    transport_ = Transport::Staged;  // for the faces IPC cannot serve
-    try_ipc = true;
-  }
-  for (Face& f : faces_) {
-    if (f.peer == MPI_PROC_NULL) continue;
-    f.send = backend.allocate(f.cells);
-    for (auto& r : f.recv) r = backend.allocate(f.cells);
-    if (transport_ == Transport::Staged) {
-      f.host_send = HostBuffer<T>(f.cells);
-      for (auto& h : f.host_recv) h = HostBuffer<T>(f.cells);
-    }
-  }
-  // Every rank takes the same branch (same deck, same MPI library), so the collective calls
-  // in setup_ipc are made by all ranks.
-  if (try_ipc) setup_ipc();
-  if (mode_ == HaloMode::Ipc)
-    for (const Face& f : faces_)
-      if (f.peer != MPI_PROC_NULL && !(f.ipc_send && f.ipc_recv))
-        throw std::runtime_error(fmt::format(
-            "execution.halo: ipc requested but the halo with rank {} cannot go through CUDA "
-            "IPC (another node, or the device buffers could not be mapped); use halo: auto",
-            f.peer));
-  if (active_faces() == 0) transport_ = Transport::None;
-  bound_ = &backend;
+  *try_ipc = true;
+  return HaloTransport::Staged;  // for the faces IPC cannot serve
 }
 
 // Both neighbours of a face agree on IPC for each direction: each exports its two receive
-// buffers, the other maps them when it shares the node, and tells whether it could.
-template <typename T>
-void MpiHaloExchanger<T>::setup_ipc() {
+// buffers for the face (recv[f], each its own cudaMalloc), the other maps them when it
+// shares the node, and tells whether it could. Collective over the neighbours; tags
+// tag_base + the sender's face and tag_base + 1000 + face.
+void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
+                   const std::array<std::array<const void*, 2>, 6>& recv, int tag_base,
+                   IpcLinks* links) {
 #ifdef HEATSOLVE_HAVE_CUDA
-  constexpr int kTagHandles = 1000, kTagMapped = 2000;  // + the sender's face
+  const int tag_handles = tag_base, tag_mapped = tag_base + 1000, tag_verified = tag_base + 2000;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  // Which rank wrote through which of its faces into which parity.
+  const auto probe = [](int rank, int face, int b) {
+    return (std::uint64_t(0x1A5E) << 48) | (std::uint64_t(rank) << 8) | std::uint64_t(face * 2 + b);
+  };
   MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
             "MPI_Comm_split_type");
   MPI_Group world_group, node_group;
-  MPI_Comm_group(comm_, &world_group);
+  MPI_Comm_group(comm, &world_group);
   MPI_Comm_group(node, &node_group);
 
   struct Offer {
@@ -244,63 +206,167 @@ void MpiHaloExchanger<T>::setup_ipc() {
     CudaIpcHandle handles[2];
   };
   std::array<Offer, 6> mine{}, theirs{};
-  std::array<int, 6> mapped{}, peer_mapped{};
+  std::array<int, 6> mapped{}, peer_mapped{}, verified{}, peer_verified{};
   for (int f = 0; f < 6; ++f) {
-    Face& face = faces_[f];
-    if (face.peer == MPI_PROC_NULL) continue;
+    if (peers[f] == MPI_PROC_NULL) continue;
     mine[f].ok = 1;
-    for (int b = 0; b < 2; ++b)  // each recv buffer is its own cudaMalloc: exportable
-      mine[f].ok &= cuda_ipc_export(face.recv[b]->data(), &mine[f].handles[b]) ? 1 : 0;
+    for (int b = 0; b < 2; ++b)
+      mine[f].ok &= cuda_ipc_export(recv[f][b], &mine[f].handles[b]) ? 1 : 0;
   }
   {
     MpiRequests reqs;
     for (int f = 0; f < 6; ++f) {
-      Face& face = faces_[f];
-      if (face.peer == MPI_PROC_NULL) continue;
-      // My ghost face f is filled by the neighbour's face f^1 (tags as in begin()).
-      check_mpi(MPI_Irecv(&theirs[f], sizeof(Offer), MPI_BYTE, face.peer, kTagHandles + (f ^ 1),
-                          comm_, reqs.add()),
+      if (peers[f] == MPI_PROC_NULL) continue;
+      // My ghost face f is filled by the neighbour's face f^1.
+      check_mpi(MPI_Irecv(&theirs[f], sizeof(Offer), MPI_BYTE, peers[f], tag_handles + (f ^ 1),
+                          comm, reqs.add()),
                 "MPI_Irecv");
-      check_mpi(MPI_Isend(&mine[f], sizeof(Offer), MPI_BYTE, face.peer, kTagHandles + f, comm_,
-                          reqs.add()),
-                "MPI_Isend");
+      check_mpi(
+          MPI_Isend(&mine[f], sizeof(Offer), MPI_BYTE, peers[f], tag_handles + f, comm, reqs.add()),
+          "MPI_Isend");
     }
     reqs.wait_all();
   }
   for (int f = 0; f < 6; ++f) {
-    Face& face = faces_[f];
-    if (face.peer == MPI_PROC_NULL || !theirs[f].ok) continue;
+    if (peers[f] == MPI_PROC_NULL || !theirs[f].ok) continue;
     int node_rank = MPI_UNDEFINED;
-    MPI_Group_translate_ranks(world_group, 1, &face.peer, node_group, &node_rank);
+    MPI_Group_translate_ranks(world_group, 1, &peers[f], node_group, &node_rank);
     if (node_rank == MPI_UNDEFINED) continue;  // another node: handles mean nothing here
-    IpcMapping m0(cuda_ipc_open(theirs[f].handles[0]));
-    IpcMapping m1(cuda_ipc_open(theirs[f].handles[1]));
+    CudaIpcMapping m0(cuda_ipc_open(theirs[f].handles[0]));
+    CudaIpcMapping m1(cuda_ipc_open(theirs[f].handles[1]));
     if (!m0.get() || !m1.get()) continue;
-    face.remote[0] = std::move(m0);
-    face.remote[1] = std::move(m1);
+    if (!cuda_ipc_probe_write(m0.get(), probe(me, f, 0)) ||
+        !cuda_ipc_probe_write(m1.get(), probe(me, f, 1)))
+      continue;
+    links->remote[f][0] = std::move(m0);
+    links->remote[f][1] = std::move(m1);
     mapped[f] = 1;
   }
-  {
+  // Per-face flags to the neighbours: in[f] = what the neighbour across face f said about
+  // its face f^1.
+  const auto swap_flags = [&](const std::array<int, 6>& out, std::array<int, 6>& in, int tag) {
     MpiRequests reqs;
     for (int f = 0; f < 6; ++f) {
-      Face& face = faces_[f];
-      if (face.peer == MPI_PROC_NULL) continue;
-      check_mpi(MPI_Irecv(&peer_mapped[f], 1, MPI_INT, face.peer, kTagMapped + (f ^ 1), comm_,
-                          reqs.add()),
+      if (peers[f] == MPI_PROC_NULL) continue;
+      check_mpi(MPI_Irecv(&in[f], 1, MPI_INT, peers[f], tag + (f ^ 1), comm, reqs.add()),
                 "MPI_Irecv");
-      check_mpi(MPI_Isend(&mapped[f], 1, MPI_INT, face.peer, kTagMapped + f, comm_, reqs.add()),
-                "MPI_Isend");
+      check_mpi(MPI_Isend(&out[f], 1, MPI_INT, peers[f], tag + f, comm, reqs.add()), "MPI_Isend");
     }
     reqs.wait_all();
-  }
+  };
+  swap_flags(mapped, peer_mapped, tag_mapped);  // the probes were written before
   for (int f = 0; f < 6; ++f) {
-    faces_[f].ipc_send = mapped[f] != 0;
-    faces_[f].ipc_recv = peer_mapped[f] != 0;
+    if (!peer_mapped[f]) continue;
+    std::uint64_t got[2] = {0, 0};
+    verified[f] = cuda_ipc_probe_read(recv[f][0], &got[0]) &&
+                  cuda_ipc_probe_read(recv[f][1], &got[1]) && got[0] == probe(peers[f], f ^ 1, 0) &&
+                  got[1] == probe(peers[f], f ^ 1, 1);
+  }
+  swap_flags(verified, peer_verified, tag_verified);
+  for (int f = 0; f < 6; ++f) {
+    links->send[f] = mapped[f] && peer_verified[f];
+    links->recv[f] = peer_mapped[f] && verified[f];
+    if (!links->send[f]) links->remote[f] = {};
   }
   MPI_Group_free(&node_group);
   MPI_Group_free(&world_group);
   MPI_Comm_free(&node);
+#else
+  (void)comm, (void)peers, (void)recv, (void)tag_base, (void)links;
 #endif
+}
+
+// halo: ipc asks for IPC on every face.
+void require_ipc(HaloMode mode, const std::array<int, 6>& peers, const IpcLinks& links) {
+  if (mode != HaloMode::Ipc) return;
+  for (int f = 0; f < 6; ++f)
+    if (peers[f] != MPI_PROC_NULL && !links.both(f))
+      throw std::runtime_error(fmt::format(
+          "execution.halo: ipc requested but the halo with rank {} cannot go through CUDA "
+          "IPC (another node, device buffers that could not be mapped, or a probe written "
+          "through the mapping that did not arrive); use halo: auto",
+          peers[f]));
+}
+
+std::string transport_name(HaloTransport transport, const std::array<int, 6>& peers,
+                           const IpcLinks& links) {
+  int ipc = 0, other = 0;
+  for (int f = 0; f < 6; ++f)
+    if (peers[f] != MPI_PROC_NULL) ++(links.both(f) ? ipc : other);
+  if (transport == HaloTransport::None) return "none";
+  if (ipc > 0) return other > 0 ? "ipc+staged" : "ipc";
+  switch (transport) {
+    case HaloTransport::Host:
+      return "host";
+    case HaloTransport::Staged:
+      return "staged";
+    case HaloTransport::CudaAware:
+      return "cuda-aware";
+    case HaloTransport::None:
+      break;
+  }
+  return "none";
+}
+
+// Receive buffers offered for IPC are blocks of their own (kCudaIpcGranularity).
+template <typename T>
+std::size_t ipc_cells(std::size_t cells, bool exported) {
+#ifdef HEATSOLVE_HAVE_CUDA
+  if (exported) {
+    const std::size_t per_block = kCudaIpcGranularity / sizeof(T);
+    return (cells + per_block - 1) / per_block * per_block;
+  }
+#endif
+  (void)exported;
+  return cells;
+}
+
+template <typename FaceArray>
+std::array<int, 6> peers_of(const FaceArray& faces) {
+  std::array<int, 6> peers;
+  for (int f = 0; f < 6; ++f) peers[f] = faces[f].peer;
+  return peers;
+}
+
+template <typename FaceArray>
+std::array<std::array<const void*, 2>, 6> recv_buffers(const FaceArray& faces) {
+  std::array<std::array<const void*, 2>, 6> recv{};
+  for (int f = 0; f < 6; ++f)
+    if (faces[f].peer != MPI_PROC_NULL)
+      for (int b = 0; b < 2; ++b) recv[f][b] = faces[f].recv[b]->data();
+  return recv;
+}
+
+}  // namespace
+
+template <typename T>
+std::string MpiHaloExchanger<T>::transport() const {
+  return transport_name(transport_, peers_of(faces_), ipc_);
+}
+
+template <typename T>
+void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
+  if (bound_ == &backend) return;
+  if (!requests_.empty())
+    throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
+  bool try_ipc = false;
+  transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
+  for (Face& f : faces_) {
+    if (f.peer == MPI_PROC_NULL) continue;
+    f.send = backend.allocate(f.cells);
+    for (auto& r : f.recv) r = backend.allocate(ipc_cells<T>(f.cells, try_ipc));
+    if (transport_ == HaloTransport::Staged) {
+      f.host_send = HostBuffer<T>(f.cells);
+      for (auto& h : f.host_recv) h = HostBuffer<T>(f.cells);
+    }
+  }
+  // Every rank takes the same branch (same deck, same MPI library), so the collective calls
+  // in the handshake are made by all ranks.
+  constexpr int kTagIpc = 1000;
+  if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+  require_ipc(mode_, peers_of(faces_), ipc_);
+  if (active_faces() == 0) transport_ = HaloTransport::None;
+  bound_ = &backend;
 }
 
 template <typename T>
@@ -308,7 +374,7 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   if (in_flight_) throw std::logic_error("halo exchange: begin() twice without finish()");
   setup(backend);
   if (active_faces() == 0) return;
-  const bool staged = transport_ == Transport::Staged;
+  const bool staged = transport_ == HaloTransport::Staged;
   const MPI_Datatype type = mpi_type<T>();
   // A ghost face g receives what the neighbour sent from its opposite face (g ^ 1); the tag
   // is the sender's face, which keeps the two directions apart when both neighbours along an
@@ -316,18 +382,19 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    T* dst = face.ipc_recv ? nullptr
-             : staged      ? face.host_recv[parity_].data()
-                           : face.recv[parity_]->data();
-    const int count = face.ipc_recv ? 0 : int(face.cells);
+    T* dst = ipc_.recv[f] ? nullptr
+             : staged     ? face.host_recv[parity_].data()
+                          : face.recv[parity_]->data();
+    const int count = ipc_.recv[f] ? 0 : int(face.cells);
     check_mpi(MPI_Irecv(dst, count, type, face.peer, f ^ 1, comm_, requests_.add()), "MPI_Irecv");
   }
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
     backend.pack_face(u, g_, f, face.send->data());
-    if (face.ipc_send)
-      backend.copy_values(face.remote[parity_].get(), face.send->data(), face.cells);
+    if (ipc_.send[f])
+      backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
+                          face.cells);
     else if (staged)
       backend.copy_values(face.host_send.data(), face.send->data(), face.cells);
   }
@@ -341,13 +408,13 @@ void MpiHaloExchanger<T>::send(Backend<T>& backend) {
   if (!in_flight_ || sent_) return;
   sent_ = true;
   backend.wait_mark();  // packed and copied; the work queued since goes on
-  const bool staged = transport_ == Transport::Staged;
+  const bool staged = transport_ == HaloTransport::Staged;
   const MPI_Datatype type = mpi_type<T>();
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    const T* src = face.ipc_send ? nullptr : staged ? face.host_send.data() : face.send->data();
-    const int count = face.ipc_send ? 0 : int(face.cells);
+    const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send->data();
+    const int count = ipc_.send[f] ? 0 : int(face.cells);
     check_mpi(MPI_Isend(src, count, type, face.peer, f, comm_, requests_.add()), "MPI_Isend");
   }
 }
@@ -363,7 +430,7 @@ void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
     T* recv = face.recv[parity_]->data();
-    if (!face.ipc_recv && transport_ == Transport::Staged)
+    if (!ipc_.recv[f] && transport_ == HaloTransport::Staged)
       backend.copy_values(recv, face.host_recv[parity_].data(), face.cells);
     backend.unpack_face(u, g_, f, recv);
   }
@@ -378,10 +445,8 @@ void MpiHaloExchanger<T>::exchange(Backend<T>& backend, T* u) {
 
 template <typename T>
 std::unique_ptr<DeepHaloExchanger<T>> MpiHaloExchanger<T>::make_deep(int depth) const {
-  std::array<int, 6> peers;
-  for (int f = 0; f < 6; ++f) peers[f] = faces_[f].peer;
-  return std::make_unique<MpiDeepHaloExchanger<T>>(comm_, peers,
-                                                   deep_halo_geometry(domain_, depth));
+  return std::make_unique<MpiDeepHaloExchanger<T>>(comm_, peers_of(faces_),
+                                                   deep_halo_geometry(domain_, depth), mode_);
 }
 
 // ---- MpiDeepHaloExchanger ---------------------------------------------------------------
@@ -405,8 +470,8 @@ std::int64_t range_start(const GridDesc& g, const CellRange& r) {
 
 template <typename T>
 MpiDeepHaloExchanger<T>::MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
-                                              const DeepHaloGeometry& geometry)
-    : comm_(comm), geometry_(geometry) {
+                                              const DeepHaloGeometry& geometry, HaloMode mode)
+    : comm_(comm), geometry_(geometry), mode_(mode) {
   for (int f = 0; f < 2 * geometry.block.dims; ++f) {
     Face& face = faces_[f];
     face.peer = peers[f];
@@ -419,63 +484,90 @@ MpiDeepHaloExchanger<T>::MpiDeepHaloExchanger(MPI_Comm comm, const std::array<in
 }
 
 template <typename T>
-void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
-  const bool staged = backend.device_memory();
-  if (bound_ != &backend) {
-    for (Face& face : faces_) {
-      if (face.peer == MPI_PROC_NULL) continue;
-      face.send = backend.allocate(face.send_cells);
-      face.recv = backend.allocate(face.recv_cells);
-      if (staged) {
-        face.host_send = HostBuffer<T>(face.send_cells);
-        face.host_recv = HostBuffer<T>(face.recv_cells);
-      }
+std::string MpiDeepHaloExchanger<T>::transport() const {
+  return transport_name(transport_, peers_of(faces_), ipc_);
+}
+
+template <typename T>
+void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
+  if (bound_ == &backend) return;
+  bool try_ipc = false;
+  transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
+  bool any = false;
+  for (Face& face : faces_) {
+    if (face.peer == MPI_PROC_NULL) continue;
+    any = true;
+    face.send = backend.allocate(face.send_cells);
+    for (auto& r : face.recv) r = backend.allocate(ipc_cells<T>(face.recv_cells, try_ipc));
+    if (transport_ == HaloTransport::Staged) {
+      face.host_send = HostBuffer<T>(face.send_cells);
+      for (auto& h : face.host_recv) h = HostBuffer<T>(face.recv_cells);
     }
-    bound_ = &backend;
   }
+  constexpr int kTagIpc = 4000;  // apart from the one-layer exchanger's handshake (1000-3005)
+  if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+  require_ipc(mode_, peers_of(faces_), ipc_);
+  if (!any) transport_ = HaloTransport::None;
+  bound_ = &backend;
+}
+
+template <typename T>
+void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
+  setup(backend);
+  const bool staged = transport_ == HaloTransport::Staged;
   const GridDesc& g = geometry_.extended;
   const MPI_Datatype type = mpi_type<T>();
   constexpr int kTagBase = 100;  // + the sender's face; apart from the one-layer exchange's
   for (int axis = 0; axis < g.dims; ++axis) {
     MpiRequests requests;
+    bool any = false;
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
-      T* dst = staged ? face.host_recv.data() : face.recv->data();
-      check_mpi(MPI_Irecv(dst, int(face.recv_cells), type, face.peer, kTagBase + (f ^ 1), comm_,
-                          requests.add()),
+      // IPC faces exchange empty messages: "your margin is in your buffer".
+      T* dst = ipc_.recv[f] ? nullptr
+               : staged     ? face.host_recv[parity_].data()
+                            : face.recv[parity_]->data();
+      const int count = ipc_.recv[f] ? 0 : int(face.recv_cells);
+      check_mpi(MPI_Irecv(dst, count, type, face.peer, kTagBase + (f ^ 1), comm_, requests.add()),
                 "MPI_Irecv (deep halo)");
+      any = true;
     }
-    bool any = false;
+    if (!any) continue;
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
       const std::array<int, 3> e = range_extent(face.send_range);
       backend.copy_box(face.send->data(), e[0], std::int64_t(e[0]) * e[1],
                        extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e);
-      if (staged) backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells);
-      any = true;
+      if (ipc_.send[f])
+        backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
+                            face.send_cells);
+      else if (staged)
+        backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells);
     }
-    if (!any) continue;
     backend.synchronize();
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
-      const T* src = staged ? face.host_send.data() : face.send->data();
-      check_mpi(MPI_Isend(src, int(face.send_cells), type, face.peer, kTagBase + f, comm_,
-                          requests.add()),
+      const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send->data();
+      const int count = ipc_.send[f] ? 0 : int(face.send_cells);
+      check_mpi(MPI_Isend(src, count, type, face.peer, kTagBase + f, comm_, requests.add()),
                 "MPI_Isend (deep halo)");
     }
     requests.wait_all();
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
-      if (staged) backend.copy_values(face.recv->data(), face.host_recv.data(), face.recv_cells);
+      T* recv = face.recv[parity_]->data();
+      if (!ipc_.recv[f] && staged)
+        backend.copy_values(recv, face.host_recv[parity_].data(), face.recv_cells);
       const std::array<int, 3> e = range_extent(face.recv_range);
-      backend.copy_box(extended + range_start(g, face.recv_range), g.stride_y(), g.stride_z(),
-                       face.recv->data(), e[0], std::int64_t(e[0]) * e[1], e);
+      backend.copy_box(extended + range_start(g, face.recv_range), g.stride_y(), g.stride_z(), recv,
+                       e[0], std::int64_t(e[0]) * e[1], e);
     }
   }
+  parity_ ^= 1;
 }
 
 template class HostBuffer<float>;

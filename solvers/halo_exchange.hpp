@@ -85,6 +85,32 @@ class HostBuffer {
   bool pinned_ = false;
 };
 
+// How an exchanger's messages travel (per face, CUDA IPC may replace it: IpcLinks).
+enum class HaloTransport { None, Host, Staged, CudaAware };
+
+// A neighbour's device buffer mapped into this process (CUDA IPC), unmapped on destruction.
+class CudaIpcMapping {
+ public:
+  CudaIpcMapping() = default;
+  explicit CudaIpcMapping(void* p) : p_(p) {}
+  ~CudaIpcMapping();
+  CudaIpcMapping(CudaIpcMapping&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  CudaIpcMapping& operator=(CudaIpcMapping&& o) noexcept;
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+};
+
+// The faces of an exchanger that go through CUDA IPC, decided per direction by both
+// neighbours: send[f] = this rank copies into the neighbour's receive buffers (remote[f], by
+// parity); recv[f] = the neighbour copies into this rank's.
+struct IpcLinks {
+  std::array<bool, 6> send{}, recv{};
+  std::array<std::array<CudaIpcMapping, 2>, 6> remote;
+  bool both(int f) const { return send[f] && recv[f]; }
+};
+
 template <typename T>
 class MpiHaloExchanger final : public HaloExchanger<T> {
  public:
@@ -110,20 +136,6 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override;
 
  private:
-  enum class Transport { None, Host, Staged, CudaAware };
-  // A neighbour's buffer mapped into this process (CUDA IPC), unmapped on destruction.
-  class IpcMapping {
-   public:
-    IpcMapping() = default;
-    explicit IpcMapping(void* p) : p_(p) {}
-    ~IpcMapping();
-    IpcMapping(IpcMapping&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-    IpcMapping& operator=(IpcMapping&& o) noexcept;
-    T* get() const { return static_cast<T*>(p_); }
-
-   private:
-    void* p_ = nullptr;
-  };
   struct Face {
     int peer = MPI_PROC_NULL;
     std::size_t cells = 0;
@@ -131,13 +143,8 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
     std::array<std::unique_ptr<Array<T>>, 2> recv;  // by parity; each its own allocation
     HostBuffer<T> host_send;                        // staged transport only
     std::array<HostBuffer<T>, 2> host_recv;         // staged transport only, by parity
-    // IPC: ipc_send = this rank copies into the neighbour's mapped recv buffers (remote);
-    // ipc_recv = the neighbour copies into this rank's recv. Decided per direction.
-    bool ipc_send = false, ipc_recv = false;
-    std::array<IpcMapping, 2> remote;
   };
   void setup(Backend<T>& backend);
-  void setup_ipc();
 
   MPI_Comm comm_;
   Domain domain_;
@@ -145,7 +152,8 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   HaloMode mode_;
   std::array<Face, 6> faces_;
   const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
-  Transport transport_ = Transport::None;
+  HaloTransport transport_ = HaloTransport::None;
+  IpcLinks ipc_;
   T* in_flight_ = nullptr;  // u between begin() and finish()
   bool sent_ = false;       // send() done for the exchange in flight
   int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
@@ -153,29 +161,43 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
 };
 
 // Fills deep margins (DeepHaloGeometry) over MPI, one axis at a time: for each axis the
-// receives are posted, the send ranges packed (Backend::copy_box), staged through host
-// memory when the backend's memory is a device's, sent, and the receives unpacked before the
-// next axis starts (its send ranges include the margins just filled).
+// receives are posted, the send ranges packed (Backend::copy_box) and sent, and the receives
+// unpacked before the next axis starts (its send ranges include the margins just filled).
+// Transports as MpiHaloExchanger's (the same HaloMode rules): device buffers go through CUDA
+// IPC to neighbours on the node, else through MPI directly (CUDA-aware) or staged through
+// pinned host memory. Receive buffers alternate by exchange parity, safe for the same reason
+// as there: a rank's exchange n+2 follows its receipt of the neighbour's exchange n+1, which
+// the neighbour sends only after its unpack of exchange n is done.
 template <typename T>
 class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
  public:
   MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
-                       const DeepHaloGeometry& geometry);
+                       const DeepHaloGeometry& geometry, HaloMode mode);
   const DeepHaloGeometry& geometry() const override { return geometry_; }
   void exchange(Backend<T>& backend, T* extended) override;
+  // As MpiHaloExchanger::transport().
+  std::string transport() const override;
 
  private:
   struct Face {
     int peer = MPI_PROC_NULL;
     CellRange send_range, recv_range;
     std::size_t send_cells = 0, recv_cells = 0;
-    std::unique_ptr<Array<T>> send, recv;  // backend memory
-    HostBuffer<T> host_send, host_recv;    // device backends only
+    std::unique_ptr<Array<T>> send;                 // backend memory
+    std::array<std::unique_ptr<Array<T>>, 2> recv;  // by parity; each its own allocation
+    HostBuffer<T> host_send;                        // staged transport only
+    std::array<HostBuffer<T>, 2> host_recv;         // staged transport only, by parity
   };
+  void setup(Backend<T>& backend);
+
   MPI_Comm comm_;
   DeepHaloGeometry geometry_;
+  HaloMode mode_;
   std::array<Face, 6> faces_;
   const Backend<T>* bound_ = nullptr;
+  HaloTransport transport_ = HaloTransport::None;
+  IpcLinks ipc_;
+  int parity_ = 0;
 };
 
 }  // namespace heatsolve

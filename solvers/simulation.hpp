@@ -58,6 +58,7 @@ class Simulation {
   // the ranks agree on it and it sets up the deep halo (solvers/deep_halo.hpp); with
   // time_block: auto the ranks first time both ways, the exchanges included.
   int fused_depth(const T* f, const StencilCoeffs<T>& c);
+  int choose_fused_depth(const T* f, const StencilCoeffs<T>& c);
   std::array<double, 2> time_single_and_fused(const T* f, const StencilCoeffs<T>& c, int passes);
   // Advances u_ by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
   // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
@@ -101,6 +102,7 @@ class Simulation {
   bool deep_newer_ = false;
   int fused_depth_ = 0;                     // 0: not decided yet
   std::array<double, 2> trial_ms_{-1, -1};  // auto under MPI: ms a step, single and fused
+  double halo_setup_seconds_ = 0;           // fused_depth's set-up under MPI
   CellRange core_;
   std::vector<CellRange> shell_;
   Reducer serial_reducer_;

@@ -42,6 +42,9 @@ struct RunResult {
   // time_block: auto, decomposed: ms a step of single steps and of deep-halo passes as timed
   // before the run ({-1, -1}: not timed).
   std::array<double, 2> time_block_trial_ms{-1, -1};
+  // Decomposed runs: seconds spent setting the deep halo up (allocation, margins of the
+  // source, auto's trial), like the one-layer exchange's set-up not in wall_seconds.
+  double halo_setup_seconds = 0;
   Precision precision = Precision::Double;
   std::int64_t steps = 0;  // time steps (heat) or iterations (Poisson)
   double final_time = 0;

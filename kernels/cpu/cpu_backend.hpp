@@ -2,6 +2,7 @@
 // backend against, and the default on machines without a GPU.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -19,6 +20,7 @@ class CpuArray final : public Array<T> {
   void copy_from_host(const T* src) override;
   void copy_to_host(T* dst) const override;
   void copy_from(const Array<T>& other) override;
+  void set_zero() override { std::fill(data_.begin(), data_.end(), T(0)); }
 
  private:
   std::vector<T> data_;

@@ -61,6 +61,9 @@ class CudaArray final : public Array<T> {
   void copy_to_host(T* dst) const override {
     if (size()) CUDA_CHECK(cudaMemcpy(dst, buf_.get(), size() * sizeof(T), cudaMemcpyDeviceToHost));
   }
+  void set_zero() override {
+    if (size()) CUDA_CHECK(cudaMemset(buf_.get(), 0, size() * sizeof(T)));
+  }
   void copy_from(const Array<T>& other) override {
     if (other.size() != size()) throw std::invalid_argument("CudaArray::copy_from: size mismatch");
     if (size())

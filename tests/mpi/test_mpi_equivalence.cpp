@@ -75,13 +75,16 @@ Config base_config(int dims, std::array<int, 3> cells, std::int64_t steps, Preci
   c.length = {1.0, 0.8, dims == 3 ? 1.2 : 1.0};
   c.origin = {-0.1, 0.2, 0.0};
   c.diffusivity = 0.7;
-  // HEATSOLVE_TEST_BACKEND=cuda runs the equivalence runs on the GPU (ranks share it, halos
-  // are staged through the host); the kernel is then fixed (HEATSOLVE_TEST_KERNEL, default
-  // naive) so that every block size runs the same arithmetic.
+  // HEATSOLVE_TEST_BACKEND=cuda runs the equivalence runs on the GPU (one per rank, or
+  // shared); the kernel is then fixed (HEATSOLVE_TEST_KERNEL, default naive) so that every
+  // block size runs the same arithmetic.
   const char* backend = std::getenv("HEATSOLVE_TEST_BACKEND");
   c.backend = backend && std::string(backend) == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
   const char* kernel = std::getenv("HEATSOLVE_TEST_KERNEL");
   c.kernel = kernel ? kernel : (c.backend == BackendKind::Cuda ? "naive" : "auto");
+  // HEATSOLVE_TEST_HALO=staged|ipc: the GPU halo transport (default auto).
+  const char* halo = std::getenv("HEATSOLVE_TEST_HALO");
+  if (halo) c.halo = std::string(halo) == "staged" ? HaloMode::Staged : HaloMode::Ipc;
   c.precision = prec;
   c.dt = 0.9 * stable_dt(c.grid(), c.diffusivity);
   c.steps = steps;

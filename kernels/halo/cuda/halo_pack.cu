@@ -137,6 +137,21 @@ void cuda_ipc_close(void* mapped) noexcept {
   if (mapped && cudaIpcCloseMemHandle(mapped) != cudaSuccess) cudaGetLastError();
 }
 
+bool cuda_ipc_probe_write(void* mapped, std::uint64_t value) noexcept {
+  // A copy from pageable memory may return before its DMA lands: wait for the device.
+  if (cudaMemcpy(mapped, &value, sizeof value, cudaMemcpyDefault) == cudaSuccess &&
+      cudaDeviceSynchronize() == cudaSuccess)
+    return true;
+  cudaGetLastError();
+  return false;
+}
+
+bool cuda_ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept {
+  if (cudaMemcpy(value, buffer, sizeof *value, cudaMemcpyDefault) == cudaSuccess) return true;
+  cudaGetLastError();
+  return false;
+}
+
 template void cuda_pack_face<float>(const float*, const GridDesc&, int, float*, cudaStream_t);
 template void cuda_pack_face<double>(const double*, const GridDesc&, int, double*, cudaStream_t);
 template void cuda_unpack_face<float>(float*, const GridDesc&, int, const float*, cudaStream_t);

@@ -47,11 +47,21 @@ struct CudaIpcHandle {
 };
 static_assert(sizeof(CudaIpcHandle) == sizeof(cudaIpcMemHandle_t), "IPC handle size");
 
+// cudaMalloc may sub-allocate small requests from a larger block, and IPC shares the whole
+// block: buffers meant for export are allocated in whole multiples of this (CUDA programming
+// guide, interprocess communication), so each is a block of its own.
+inline constexpr std::size_t kCudaIpcGranularity = std::size_t(2) << 20;
+
 // Exports the allocation starting at `base` (a pointer returned by cudaMalloc). False when
 // the device or driver cannot (the exchanger then stages through the host).
 bool cuda_ipc_export(const void* base, CudaIpcHandle* out) noexcept;
 // Maps a neighbour's exported allocation; nullptr when it cannot be mapped.
 void* cuda_ipc_open(const CudaIpcHandle& handle) noexcept;
 void cuda_ipc_close(void* mapped) noexcept;
+// Probes that a mapping reaches the buffer it was exported from: the writer stores `value`
+// in the first 8 bytes through the mapping, the owner reads them back (both synchronous).
+// False on a CUDA error.
+bool cuda_ipc_probe_write(void* mapped, std::uint64_t value) noexcept;
+bool cuda_ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept;
 
 }  // namespace heatsolve
