@@ -21,6 +21,10 @@
 //     (each thread's cells copied two planes ahead into shared memory by cp.async, all K
 //     stages under one face path per iteration).
 //
+// The source term (Jacobi; SOURCE = true instances, SourceRing below): each thread stages its
+// own cells of every source plane once per pass in shared memory by cp.async, ahead of use, and
+// the K sub-steps read it there; instances without a source allocate and copy nothing.
+//
 // Boundaries inside the pass: ghost cells are never stored. Where a neighbour of a domain cell
 // lies outside the domain, the consumer substitutes the ghost rule of that face applied to
 // its own (inner) value: Dirichlet 2v - inner, Neumann inner + g*h: exactly what
@@ -42,7 +46,10 @@
 
 namespace heatsolve::cuda {
 
-template <typename T, int DIM, int K, int BY, int RY, int VX>
+template <typename T, int K, int BY, int RY, int VX>
+struct SourceRing;
+
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
 struct TemporalGeom {
   static constexpr int WX = 32 * VX;                           // columns of a warp (extended tile)
   static constexpr int UX = WX - 2 * K;                        // useful columns of a warp
@@ -52,8 +59,67 @@ struct TemporalGeom {
   static_assert(UX > 0, "x tile too narrow for K");
   static_assert(UY > 0, "y tile too short for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
+  static constexpr int HALO = DIM == 3 ? 2 * K * BY * 2 * WX : 0;  // values, then the source
   static constexpr std::size_t shared_bytes() {
-    return DIM == 3 ? sizeof(T) * 2 * K * BY * 2 * WX : 0;
+    return sizeof(T) * (HALO + (SOURCE ? SourceRing<T, K, BY, RY, VX>::SIZE : 0));
+  }
+};
+
+// A lane's cells in shared memory: with VX = 2 one aligned vector access (Vec2, as the
+// 2.5d-register rung), otherwise single values.
+template <typename T, int VX>
+__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {
+  if constexpr (VX == 2) {
+    const typename Vec2<T>::type w = *reinterpret_cast<const typename Vec2<T>::type*>(src);
+    dst[0] = w.x;
+    dst[1] = w.y;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  }
+}
+template <typename T, int VX>
+__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {
+  if constexpr (VX == 2) {
+    typename Vec2<T>::type w;
+    w.x = src[0];
+    w.y = src[1];
+    *reinterpret_cast<typename Vec2<T>::type*>(dst) = w;
+  } else {
+#pragma unroll
+    for (int v = 0; v < VX; ++v) dst[v] = src[v];
+  }
+}
+
+// ---- the source term ------------------------------------------------------------------
+// Stage s reads the source at plane q - s in iteration q, so every plane is read in K
+// iterations in turn. Instances with a source stage it like the staged input: each thread
+// copies its own cells of plane q + 1 into shared memory by cp.async at the top of iteration q
+// (in one group with the staged input plane where there is one) and waits for the group of
+// iteration q - 2, which holds plane q - 1: one global read per plane and pass, AHEAD
+// iterations to land, instead of K reads per plane that the sub-steps stall on. A thread reads
+// only what it copied, so its own wait suffices. Planes q - K .. q + 1 are live in iteration
+// q: K + AHEAD slots of [warp][row][WX] values. The prologue's first group holds plane q0.
+// Reads clamp to the staged planes [q0, last]: planes outside are computed but never used (the
+// spoiled ones below a chunk, those past the grid), exactly as with the grid's clamped plane.
+template <typename T, int K, int BY, int RY, int VX>
+struct SourceRing {
+  static constexpr int AHEAD = 2;
+  static constexpr int SLOTS = K + AHEAD;
+  static constexpr int WX = 32 * VX;
+  static constexpr int SLOT = BY * RY * WX;  // values per slot
+  static constexpr int SIZE = SLOTS * SLOT;
+
+  T* mine;       // this thread's cell (0, 0) in slot 0
+  int q0, last;  // first and last plane staged
+  __device__ __forceinline__ SourceRing(T* ring, int q0_, int last_)
+      : mine(ring + threadIdx.y * RY * WX + threadIdx.x * VX), q0(q0_), last(last_) {}
+  // Plane p's slot (row 0 of this thread; rows WX apart).
+  __device__ __forceinline__ T* slot(int p) const { return mine + unsigned(p) % SLOTS * SLOT; }
+  __device__ __forceinline__ void read(T (&F)[RY][VX], int p) const {
+    const T* const src = slot(min(max(p, q0), last));
+#pragma unroll
+    for (int r = 0; r < RY; ++r) load_lane<T, VX>(F[r], src + r * WX);
   }
 };
 
@@ -103,13 +169,15 @@ __device__ __forceinline__ void for_each_cell_inplane(const T (&X)[RY][VX], cons
 
 // One sub-step (rings design) for the RY x VX values of this thread at plane p: C = stage
 // s-1 at p, M at p-1, N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1,
-// plane p). SOURCE = false drops the source read.
+// plane p); F: the source at plane p (SOURCE = false: unused).
 template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
-__device__ __forceinline__ void temporal_substep(
-    T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
-    const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
-    const T* __restrict__ fpl, const int (&roff)[RY], const int (&colc)[VX], const int (&xcol)[VX],
-    const int (&yrow)[RY], int nx, int ny, int p, int ns) {
+__device__ __forceinline__ void temporal_substep(T (&R)[RY][VX], const T (&M)[RY][VX],
+                                                 const T (&C)[RY][VX], const T (&N)[RY][VX],
+                                                 const T (&hlo)[VX], const T (&hhi)[VX],
+                                                 const StencilCoeffs<T>& c, const GhostRules<T>& gr,
+                                                 const T (&F)[RY][VX], const int (&xcol)[VX],
+                                                 const int (&yrow)[RY], int nx, int ny, int p,
+                                                 int ns) {
   constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
   for_each_cell_inplane<T, DIM, RY, VX, FACES>(
       C, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
@@ -118,50 +186,46 @@ __device__ __forceinline__ void temporal_substep(
           if (p == 0) sm = ghost_rule(gr, SLO, u0);
           if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
         }
-        R[r][v] = stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, SOURCE ? fpl : nullptr,
-                                    roff[r] + colc[v]);
+        R[r][v] =
+            stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, static_cast<const T*>(nullptr), 0);
+        if constexpr (SOURCE) R[r][v] += c.source * F[r][v];  // as point_finish adds it
       });
 }
 
-// The block- and plane-uniform choice of a compiled face path and source term, shared by
-// both designs: body(FACES, SOURCE) with FACES a kFace* mask and SOURCE a bool, both as
-// integral constants. `stream`: the code computes a stream-face plane (0 or ns-1; 2 of ns),
-// which tests every face; planes p < 0 or >= ns are computed but never used.
+// The block- and plane-uniform choice of a compiled face path, shared by both designs:
+// body(FACES) with FACES a kFace* mask as an integral constant. `stream`: the code computes a
+// stream-face plane (0 or ns-1; 2 of ns), which tests every face; planes p < 0 or >= ns are
+// computed but never used.
 template <int DIM, typename Body>
-__device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool yface, bool source,
+__device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool yface,
                                                   Body&& body) {
-  const auto with_source = [&](auto faces) {
-    if (source)
-      body(faces, std::true_type{});
-    else
-      body(faces, std::false_type{});
-  };
   using std::integral_constant;
   if (stream) {
-    with_source(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
+    body(integral_constant<int, kFaceX | kFaceY | kFaceStream>{});
   } else if (!xface && !yface) {
-    with_source(integral_constant<int, 0>{});
+    body(integral_constant<int, 0>{});
   } else if constexpr (DIM == 2) {  // no y faces: no kFaceY instances in 2D
-    with_source(integral_constant<int, kFaceX>{});
+    body(integral_constant<int, kFaceX>{});
   } else if (!yface) {
-    with_source(integral_constant<int, kFaceX>{});
+    body(integral_constant<int, kFaceX>{});
   } else if (!xface) {
-    with_source(integral_constant<int, kFaceY>{});
+    body(integral_constant<int, kFaceY>{});
   } else {
-    with_source(integral_constant<int, kFaceX | kFaceY>{});
+    body(integral_constant<int, kFaceX | kFaceY>{});
   }
 }
 
 // Block: 32 x BY threads. 3D: one x-y tile per block (UX x UY useful cells), warps stacked in
-// y. 2D: each warp is its own x tile (no barrier, no shared memory). blockIdx.z: chunk of
-// `chunk` output planes along the stream axis.
-template <typename T, int DIM, int K, int BY, int RY, int VX>
+// y. 2D: each warp is its own x tile (no barrier; shared memory only for the source).
+// blockIdx.z: chunk of `chunk` output planes along the stream axis. SOURCE: f is read (and
+// staged, SourceRing); without it f is ignored.
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
 __global__ void __launch_bounds__(32 * BY)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
                     StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk) {
-  using G = TemporalGeom<T, DIM, K, BY, RY, VX>;
+  using G = TemporalGeom<T, DIM, K, BY, RY, VX, SOURCE>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY;
-  extern __shared__ unsigned char temporal_smem_raw[];
+  extern __shared__ __align__(16) unsigned char temporal_smem_raw[];
   T* const sh = reinterpret_cast<T*>(temporal_smem_raw);  // [2][K][BY][2][WX] (3D)
 
   const int lane = threadIdx.x, ty = threadIdx.y;
@@ -217,6 +281,25 @@ __global__ void __launch_bounds__(32 * BY)
   const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
   const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iterations (input planes)
 
+  using Source = SourceRing<T, K, BY, RY, VX>;
+  const Source fring(sh + G::HALO, q0, min(q1 - 1, ns - 1));
+  const auto stage_source = [&](int p) {  // this thread's cells of plane p, one group
+    if (SOURCE && p <= fring.last) {
+      const T* const src = f + g.origin + g.ss * p;
+      T* const dst = fring.slot(p);
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int v = 0; v < VX; ++v)
+          cp_async<sizeof(T)>(shared_address(dst + r * WX + v), src + (roff[r] + colc[v]));
+    }
+    cp_async_commit();
+  };
+  if constexpr (SOURCE) {
+    stage_source(q0);
+    cp_async_commit();  // Source::AHEAD groups before the first iteration's
+  }
+
   // Stage rings: Ms[s] = stage s at plane q-s-1, Cs[s] = at q-s (before iteration q's
   // update of stage s+1). Stage 0 is the input.
   T Ms[K][RY][VX], Cs[K][RY][VX], in[RY][VX];
@@ -252,6 +335,10 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
         for (int v = 0; v < VX; ++v) in[r][v] = __ldg(src + (roff[r] + colc[v]));
     }
+    if constexpr (SOURCE) {
+      stage_source(q + 1);
+      cp_async_wait<Source::AHEAD>();  // planes up to q - 1 have landed
+    }
 #pragma unroll
     for (int s = 1; s <= K; ++s) {
       const int p = q - s;  // plane of stage s computed now
@@ -267,14 +354,12 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
         for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
       }
-      T R[RY][VX];
-      const T* fpl = f ? f + g.origin + g.ss * min(max(p, 0), ns - 1) : nullptr;
-      with_substep_path<DIM>(
-          p == 0 || p == ns - 1, xface, yface, fpl != nullptr, [&](auto faces, auto source) {
-            temporal_substep<T, DIM, RY, VX, decltype(faces)::value, decltype(source)::value>(
-                R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, fpl, roff, colc, xcol, yrow, nx, ny, p,
-                ns);
-          });
+      T R[RY][VX], F[RY][VX];
+      if constexpr (SOURCE) fring.read(F, p);
+      with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, [&](auto faces) {
+        temporal_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
+            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, F, xcol, yrow, nx, ny, p, ns);
+      });
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
       for (int r = 0; r < RY; ++r)
@@ -309,6 +394,7 @@ __global__ void __launch_bounds__(32 * BY)
     }
     if constexpr (DIM == 3) __syncthreads();
   }
+  if constexpr (SOURCE) cp_async_wait<0>();  // no copy outlives the block
 }
 
 // ---- partial sums ---------------------------------------------------------------------
@@ -323,7 +409,7 @@ __global__ void __launch_bounds__(32 * BY)
 //      result is stored, each new stage input publishes its edge rows.
 // Values are only ever overwritten in place, so the per-plane moves of the rings design (about
 // 15 % of its instructions) are gone, and with them the registers of one plane per stage.
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED>
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool SOURCE>
 struct PartialGeom {
   static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
   static constexpr int UX = WX - 2 * K;              // useful columns
@@ -339,47 +425,34 @@ struct PartialGeom {
   static constexpr int HALO = DIM == 3 ? 2 * K * (BY + 2) * 2 * WX : 0;
   // Staged input planes, each thread's own cells: [slot][warp][row][WX], after the halo rows.
   static constexpr int STAGE = STAGED ? SLOTS * BY * RY * WX : 0;
+  // The source planes (SourceRing), after the staged input; its copies join the input's groups.
+  using Source = SourceRing<T, K, BY, RY, VX>;
+  static constexpr int FRING = SOURCE ? Source::SIZE : 0;
   static_assert(UX > 0 && UY > 0, "tile too small for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
-  static_assert(HALO % 4 == 0, "the staging slots start 16-byte aligned");
-  static constexpr std::size_t shared_bytes() { return sizeof(T) * std::size_t(HALO + STAGE); }
+  static_assert(HALO % 4 == 0 && STAGE % 4 == 0, "the staging slots start 16-byte aligned");
+  static_assert(!STAGED || Source::AHEAD == AHEAD, "one group per iteration, one wait");
+  // Register input with a source: ptxas schedules the source's shared-memory reads early and
+  // takes more registers (k = 2: 96 -> 126 in float, 168 -> 246 in double) than the blocks per
+  // SM of the instance without a source allow; bound it to those (96 / 168 registers, ptxas
+  // -v, no spills). 0: no bound (an explicit 1 changes ptxas's choice).
+  static constexpr int MIN_BLOCKS =
+      SOURCE && !STAGED ? 65536 / (32 * BY * (sizeof(T) == 4 ? 96 : 168)) : 0;
+  static constexpr std::size_t shared_bytes() {
+    return sizeof(T) * std::size_t(HALO + STAGE + FRING);
+  }
 };
 
-// A lane's cells in shared memory: with VX = 2 one aligned vector access (Vec2, as the
-// 2.5d-register rung), otherwise single values.
-template <typename T, int VX>
-__device__ __forceinline__ void load_lane(T (&dst)[VX], const T* src) {
-  if constexpr (VX == 2) {
-    const typename Vec2<T>::type w = *reinterpret_cast<const typename Vec2<T>::type*>(src);
-    dst[0] = w.x;
-    dst[1] = w.y;
-  } else {
-#pragma unroll
-    for (int v = 0; v < VX; ++v) dst[v] = src[v];
-  }
-}
-template <typename T, int VX>
-__device__ __forceinline__ void store_lane(T* dst, const T (&src)[VX]) {
-  if constexpr (VX == 2) {
-    typename Vec2<T>::type w;
-    w.x = src[0];
-    w.y = src[1];
-    *reinterpret_cast<typename Vec2<T>::type*>(dst) = w;
-  } else {
-#pragma unroll
-    for (int v = 0; v < VX; ++v) dst[v] = src[v];
-  }
-}
-
 // Phase 1 of one stage for this thread's RY x VX cells (see above). hlo/hhi: the rows just
-// outside the thread's rows (3D). FACES, SOURCE: as temporal_substep. fplb: the source's
-// plane p (bytes); offb: byte offset of the thread's row r from its plane.
+// outside the thread's rows (3D). FACES, SOURCE, F (the source at plane p): as
+// temporal_substep.
 template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
-__device__ __forceinline__ void partial_substep(
-    T (&P)[RY][VX], T (&B)[RY][VX], const T (&X)[RY][VX], const T (&hlo)[VX], const T (&hhi)[VX],
-    const StencilCoeffs<T>& c, const GhostRules<T>& gr, const char* __restrict__ fplb,
-    const unsigned (&offb)[RY], const int (&xcol)[VX], const int (&yrow)[RY], int nx, int ny, int p,
-    int ns) {
+__device__ __forceinline__ void partial_substep(T (&P)[RY][VX], T (&B)[RY][VX],
+                                                const T (&X)[RY][VX], const T (&hlo)[VX],
+                                                const T (&hhi)[VX], const StencilCoeffs<T>& c,
+                                                const GhostRules<T>& gr, const T (&F)[RY][VX],
+                                                const int (&xcol)[VX], const int (&yrow)[RY],
+                                                int nx, int ny, int p, int ns) {
   constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
   const T cs = DIM == 3 ? c.cz : c.cy;
   for_each_cell_inplane<T, DIM, RY, VX, FACES>(
@@ -391,8 +464,7 @@ __device__ __forceinline__ void partial_substep(
         T acc = c.center * u0 + zm;
         acc += c.cx * (xm + xp);
         if constexpr (DIM == 3) acc += c.cy * (ym + yp);
-        if constexpr (SOURCE)
-          acc += c.source * __ldg(reinterpret_cast<const T*>(fplb + offb[r]) + v);
+        if constexpr (SOURCE) acc += c.source * F[r][v];
         if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
           if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
         }
@@ -414,15 +486,19 @@ __device__ __forceinline__ void partial_substep(
 // block of code whose stages the compiler interleaves) instead of one per stage. The 3D float
 // k = 3 and k = 4 defaults are staged; at k = 2 the register input stays faster (its five
 // blocks per SM already hide the loads).
+// SOURCE: f is read, staged in SourceRing (in the staged input's cp.async groups); without it f
+// is ignored. With vec, f must be aligned as u (the launcher checks).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
 // as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool MEMORY_ONLY = false>
-__global__ void __launch_bounds__(32 * BY)
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool SOURCE,
+          bool MEMORY_ONLY = false>
+__global__ void __launch_bounds__(32 * BY,
+                                  (PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>::MIN_BLOCKS))
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
                             StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
                             int xshift, bool vec) {
-  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED>;
+  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
   extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
   T* const halo = reinterpret_cast<T*>(temporal_partial_smem);
@@ -504,24 +580,30 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
       for (int v = 0; v < VX; ++v) dst[r][v] = __ldg(reinterpret_cast<const T*>(pl + offb[r]) + v);
   };
-  auto stage_plane = [&](int q) {  // staged: planes past the grid are never used, not copied
-    if (q < ns) {
-      const char* pl = ub + plane_bytes * q;
-      T* const dst = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
+  auto copy_cells = [&](T* dst, const char* pl) {  // this thread's cells of plane pl
 #pragma unroll
-      for (int r = 0; r < RY; ++r) {
-        const char* src = pl + offb[r];
-        if (VX == 2 && vec) {
-          cp_async<2 * sizeof(T)>(shared_address(dst + r * WX), src);
-        } else {
+    for (int r = 0; r < RY; ++r) {
+      const char* src = pl + offb[r];
+      if (VX == 2 && vec) {
+        cp_async<2 * sizeof(T)>(shared_address(dst + r * WX), src);
+      } else {
 #pragma unroll
-          for (int v = 0; v < VX; ++v)
-            cp_async<sizeof(T)>(shared_address(dst + r * WX + v),
-                                reinterpret_cast<const T*>(src) + v);
-        }
+        for (int v = 0; v < VX; ++v)
+          cp_async<sizeof(T)>(shared_address(dst + r * WX + v),
+                              reinterpret_cast<const T*>(src) + v);
       }
     }
-    cp_async_commit();  // also when empty: one group per plane keeps the wait count exact
+  };
+  using Source = typename G::Source;
+  const Source fring(halo + G::HALO + G::STAGE, q0, min(q1 - 1, ns - 1));
+  const char* const fb = reinterpret_cast<const char*>(f);
+  // One group: staged input plane qi (planes past the grid are never used, not copied) and
+  // source plane pf (none past fring.last).
+  auto stage_planes = [&](int qi, int pf) {
+    if (STAGED && qi < ns)
+      copy_cells(staged + (qi & (G::SLOTS - 1)) * (BY * RY * WX), ub + plane_bytes * qi);
+    if (SOURCE && pf <= fring.last) copy_cells(fring.slot(pf), fb + plane_bytes * pf);
+    cp_async_commit();  // also when empty: one group per iteration keeps the wait count exact
   };
   auto read_plane = [&](T(&dst)[RY][VX], int q) {
     const T* const src = staged + (q & (G::SLOTS - 1)) * (BY * RY * WX);
@@ -548,28 +630,25 @@ __global__ void __launch_bounds__(32 * BY)
         if (s < K - 1) Xr[s][r][v] = T(0);
       }
     }
-  if constexpr (STAGED) {
-#pragma unroll
-    for (int a = 0; a < G::AHEAD; ++a) stage_plane(q0 + a);
-  } else {
-    load_plane(XS[0], q0);
+  if constexpr (STAGED || SOURCE) {  // Source::AHEAD groups; the first holds source plane q0
+    stage_planes(q0, q0);
+    stage_planes(q0 + 1, ns);
   }
+  if constexpr (!STAGED) load_plane(XS[0], q0);
 
   const auto iteration = [&](int q, auto set) {
     constexpr int J = decltype(set)::value;
     T(&X1)[RY][VX] = XS[(J + SETS - 1) % SETS];  // plane q-1
     T(&IN)[RY][VX] = XS[J];                      // plane q
-    if constexpr (STAGED) {
-      stage_plane(q + G::AHEAD);
-      cp_async_wait<G::AHEAD>();  // plane q's copies have landed
-      read_plane(IN, q);
-    } else {
-      load_plane(XS[(J + 1) % SETS], q + 1);
-    }
+    if constexpr (STAGED || SOURCE) stage_planes(q + Source::AHEAD, q + 1);
+    if constexpr (!STAGED) load_plane(XS[(J + 1) % SETS], q + 1);
+    // Input plane q (staged) and source planes up to q - 1 have landed.
+    if constexpr (STAGED || SOURCE) cp_async_wait<Source::AHEAD>();
+    if constexpr (STAGED) read_plane(IN, q);
     const int par = q & 1;
     T Y[RY][VX];
     // Phase 1 of stage s into P[s-1]; phase 2 of every stage (see above).
-    const auto phase1 = [&](T(&P)[K][RY][VX], int s, auto faces, auto source) {
+    const auto phase1 = [&](T(&P)[K][RY][VX], int s, const T(&F)[RY][VX], auto faces) {
       const int p = q - s;
       T X[RY][VX], hlo[VX], hhi[VX];
 #pragma unroll
@@ -583,12 +662,8 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
         for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
       }
-      constexpr bool SOURCE = decltype(source)::value;
-      const char* fplb =
-          SOURCE ? reinterpret_cast<const char*>(f) + plane_bytes * min(max(p, 0), ns - 1)
-                 : nullptr;
       partial_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
-          P[s - 1], B[s - 1], X, hlo, hhi, c, gr, fplb, offb, xcol, yrow, nx, ny, p, ns);
+          P[s - 1], B[s - 1], X, hlo, hhi, c, gr, F, xcol, yrow, nx, ny, p, ns);
     };
     const auto phase2 = [&](const T(&P)[K][RY][VX], auto faces) {  // Y: stage s's next input,
                                                                    // then its result
@@ -623,10 +698,14 @@ __global__ void __launch_bounds__(32 * BY)
       phase2(P, std::integral_constant<int, 0>{});
     } else if constexpr (STAGED) {  // one path for the iteration's stages at planes q-K..q-1
       const bool stream = (q - K <= 0 && q - 1 >= 0) || (q - K <= ns - 1 && q - 1 >= ns - 1);
-      with_substep_path<DIM>(stream, xface, yface, f != nullptr, [&](auto faces, auto source) {
+      with_substep_path<DIM>(stream, xface, yface, [&](auto faces) {
         T P[K][RY][VX];
 #pragma unroll
-        for (int s = 1; s <= K; ++s) phase1(P, s, faces, source);
+        for (int s = 1; s <= K; ++s) {
+          T F[RY][VX];
+          if constexpr (SOURCE) fring.read(F, q - s);
+          phase1(P, s, F, faces);
+        }
         phase2(P, faces);
       });
     } else {  // a path per stage
@@ -634,8 +713,10 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
       for (int s = 1; s <= K; ++s) {
         const int p = q - s;
-        with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, f != nullptr,
-                               [&](auto faces, auto source) { phase1(P, s, faces, source); });
+        T F[RY][VX];  // read before the branch: in every path, it would be hoisted anyway
+        if constexpr (SOURCE) fring.read(F, p);
+        with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface,
+                               [&](auto faces) { phase1(P, s, F, faces); });
       }
       phase2(P, std::integral_constant<int, kFaceStream>{});
     }
@@ -659,7 +740,7 @@ __global__ void __launch_bounds__(32 * BY)
       if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
     }
   }
-  if constexpr (STAGED) cp_async_wait<0>();  // no copy outlives the block
+  if constexpr (STAGED || SOURCE) cp_async_wait<0>();  // no copy outlives the block
 }
 
 }  // namespace heatsolve::cuda

@@ -42,26 +42,28 @@ struct TArgs {
   cudaStream_t stream;
 };
 
-template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX>
+template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
 void launch_one(const TArgs<T>& a) {
   constexpr bool partial = DESIGN != TemporalDesign::Rings;
   constexpr bool staged = DESIGN == TemporalDesign::StagedPartialSums;
-  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX, staged>,
-                               TemporalGeom<T, DIM, K, BY, RY, VX>>;
+  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX, staged, SOURCE>,
+                               TemporalGeom<T, DIM, K, BY, RY, VX, SOURCE>>;
   const StreamGeom s = stream_geom(a.g);
   // Partial sums, VX = 2: each lane's column pair is one aligned vector where the grid allows
-  // it (pair_vector_shift). Lanes start at tile column -K + 2 lane and tiles are an even number
-  // of columns wide, so for even K the tiles start one column early, for odd K they need not.
-  const bool vec = partial && VX == 2 && pair_vector_shift<T>(a.g, a.u, a.out) == 1;
+  // it (pair_vector_shift; the source's pairs too, staged the same way). Lanes start at tile
+  // column -K + 2 lane and tiles are an even number of columns wide, so for even K the tiles
+  // start one column early, for odd K they need not.
+  const bool vec = partial && VX == 2 && pair_vector_shift<T>(a.g, a.u, a.out) == 1 &&
+                   (!SOURCE || pair_vector_shift<T>(a.g, a.f, a.f) == 1);
   const int xshift = vec && K % 2 == 0 ? 1 : 0;
   const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
   const auto kern = [] {
     if constexpr (partial)
-      return temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged>;
+      return temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SOURCE>;
     else
-      return temporal_kernel<T, DIM, K, BY, RY, VX>;
+      return temporal_kernel<T, DIM, K, BY, RY, VX, SOURCE>;
   }();
   // Also raises the instance's shared memory limit where it needs more than 48 KB.
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
@@ -73,7 +75,7 @@ void launch_one(const TArgs<T>& a) {
     if (a.memory_only) {
       // The twin needs fewer registers; padded shared memory keeps it at the pass's blocks per
       // SM (and the same chunk), so that only the arithmetic differs.
-      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, true>;
+      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SOURCE, true>;
       int dev = 0, smem_sm = 0;
       CUDA_CHECK(cudaGetDevice(&dev));
       CUDA_CHECK(
@@ -92,6 +94,16 @@ void launch_one(const TArgs<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
+// A shape's instances with and without the source term (no per-point test, and no source
+// staging where there is none).
+template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX>
+void launch_shape(const TArgs<T>& a) {
+  if (a.f)
+    launch_one<T, DESIGN, DIM, K, BY, RY, VX, true>(a);
+  else
+    launch_one<T, DESIGN, DIM, K, BY, RY, VX, false>(a);
+}
+
 struct TEntry {
   int dims;
   TemporalShape shape;
@@ -104,7 +116,7 @@ struct TEntry {
 template <typename T, int ONLY, TemporalDesign DESIGN, int D, int K, int BY, int RY, int VX>
 constexpr void (*pick())(const TArgs<T>&) {
   if constexpr (ONLY == 0 || ONLY == int(sizeof(T)))
-    return &launch_one<T, DESIGN, D, K, BY, RY, VX>;
+    return &launch_shape<T, DESIGN, D, K, BY, RY, VX>;
   else
     return nullptr;
 }
