@@ -68,7 +68,7 @@ PY
 NG=$(nvidia-smi -L | wc -l)
 if [ "$NG" -ge 2 ]; then
   stamp "scaling of the temporal path over $NG GPUs"
-  KERNEL=temporal REPEAT=2 HALOS="ipc staged" OVERLAPS=true STRONG_NZ=512 WEAK_STEPS=3000 \
+  KERNEL=temporal REPEAT=2 HALOS="${SCALING_HALOS:-ipc staged}" OVERLAPS=true STRONG_NZ=512 WEAK_STEPS=3000 \
     STRONG_STEPS=1000 bash scripts/gpu_scaling.sh "$HS" "$NG" /tmp/scaling
   for f in /tmp/scaling/*_2_*.1/summary.json; do
     echo "$f: $(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s.get("halo_depth"), s.get("halo_transport"), s.get("halo_setup_seconds"), s.get("time_block_trial"))' "$f")"
