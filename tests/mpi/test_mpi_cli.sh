@@ -78,6 +78,11 @@ timeout 120 "${MPIRUN[@]}" -np 4 "$HS" run deck.yaml -q "${RUNSET[@]}" \
 rc=$?
 check "np4 time_block 3 run (rc $rc)" test $rc -eq 0
 check "np4 time_block 3: summary says halo_depth 3" grep -q '"halo_depth": *3' np4tb3/summary.json
+# The deep halo's set-up is timed apart and kept out of wall_seconds.
+check "np4 time_block 3: summary times the deep halo's set-up apart" "$PYTHON" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert 0 <= s["halo_setup_seconds"] < 60 and s["wall_seconds"] > 0, s' np4tb3/summary.json
 "$PYTHON" - np1/mpicli.h5 np4tb3/mpicli.h5 <<'EOF'
 import sys, h5py
 a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
