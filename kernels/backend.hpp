@@ -29,6 +29,11 @@ struct CellRange {
   bool empty() const { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
 };
 
+// A backend's work orders: the main one, and a side one that a deep halo exchange runs on
+// while a pass computes (Backend::fork_side). Without a device both are the same sequential
+// order.
+enum class Lane { Main, Side };
+
 // Thrown for a requested backend that cannot be used (no device, built without CUDA...).
 struct BackendError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -113,6 +118,20 @@ class Backend {
     return u;
   }
 
+  // One fused pass of `steps` heat steps (stencil_steps' arithmetic, so its bits) that
+  // writes only the planes [p0, p1) of the stream axis (z in 3D, y in 2D) of `out` (!= u);
+  // u is not written (no ghost fill either) and out's other planes are left as they are, so
+  // that disjoint ranges can run apart and tile a whole pass. Returns false, having done
+  // nothing, where `steps` is not one pass of this backend (callers then use stencil_steps);
+  // an empty range asks just that. The CPU has no such pass (its stencil_steps is single
+  // steps).
+  virtual bool stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,
+                                    const StencilCoeffs<T>& c, const BoundaryFaces& bc, int steps,
+                                    int p0, int p1) {
+    (void)u, (void)out, (void)f, (void)g, (void)c, (void)bc, (void)steps, (void)p0, (void)p1;
+    return false;
+  }
+
   // Reductions over interior cells, accumulated in double, deterministic.
   virtual double reduce(const T* u, const GridDesc& g, ReduceOp op) = 0;
   virtual double reduce_diff(const T* a, const T* b, const GridDesc& g, ReduceOp op) = 0;
@@ -159,26 +178,36 @@ class Backend {
     throw BackendError("dot() is not implemented by backend " + name());
   }
 
-  virtual void synchronize() {}
+  // Waits until the lane's queued work is done.
+  virtual void synchronize(Lane lane = Lane::Main) { (void)lane; }
+  // Fork/join of the side lane: fork_side() orders the side lane's next work after the main
+  // lane's work queued so far; join_side() orders the main lane's next work after the side
+  // lane's. Work queued on the side lane between them may run alongside the main lane's.
+  virtual void fork_side() {}
+  virtual void join_side() {}
   // A point in the backend's work order that the host can wait for without also waiting for
   // the work queued after it (CUDA: an event), e.g. a packed halo while the core sweep that
   // was queued behind it runs. One mark at a time. Default: work is synchronous.
   virtual void mark() {}
   virtual void wait_mark() {}
 
-  // Copies n values from src to dst, in order with the backend's other work (asynchronous on
+  // Copies n values from src to dst, in order with the lane's other work (asynchronous on
   // a device backend). dst may be memory of another device mapped into this process (CUDA
   // IPC: the halo exchange between ranks of one node writes into its neighbour's buffers).
-  virtual void copy_values(T* dst, const T* src, std::size_t n) { std::copy(src, src + n, dst); }
+  virtual void copy_values(T* dst, const T* src, std::size_t n, Lane lane = Lane::Main) {
+    (void)lane;
+    std::copy(src, src + n, dst);
+  }
 
   // Copies a box of extent[0] x extent[1] x extent[2] cells between two strided layouts, in
-  // order with the backend's other work: `dst` and `src` point at the box's first cell, x is
+  // order with the lane's other work: `dst` and `src` point at the box's first cell, x is
   // contiguous, rows are stride_y apart and planes stride_z. Deep halos (several ghost layers
   // exchanged at once for temporal blocking under MPI) pack, unpack and copy blocks with it;
   // a contiguous buffer is the layout {extent[0], extent[0] * extent[1]}.
   virtual void copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
                         std::int64_t src_stride_y, std::int64_t src_stride_z,
-                        const std::array<int, 3>& extent) {
+                        const std::array<int, 3>& extent, Lane lane = Lane::Main) {
+    (void)lane;
     for (int k = 0; k < extent[2]; ++k)
       for (int j = 0; j < extent[1]; ++j) {
         const T* s = src + k * src_stride_z + j * src_stride_y;

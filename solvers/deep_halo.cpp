@@ -67,6 +67,24 @@ int deepest_margin(const Domain& domain) {
   return m;
 }
 
+bool overlap_planes(const DeepHaloGeometry& geometry, OverlapPlanes* out) {
+  const int axis = geometry.block.dims - 1;  // the stream axis
+  for (int a = 0; a < axis; ++a)
+    if (geometry.margin_lo[a] || geometry.margin_hi[a]) return false;
+  const int lo = geometry.margin_lo[axis], hi = geometry.margin_hi[axis];
+  if (!lo && !hi) return false;
+  const int ns = cells(geometry.extended)[axis];
+  const int block_lo = lo, block_hi = ns - hi;
+  OverlapPlanes p;
+  // A block of fewer than 2 depth planes sends some planes both ways: they go to send_lo.
+  if (lo) p.send_lo = {block_lo, block_lo + geometry.depth};
+  const int rest_lo = std::max(block_lo, p.send_lo[1]);
+  if (hi) p.send_hi = {std::max(rest_lo, block_hi - geometry.depth), block_hi};
+  p.rest = {rest_lo, hi ? p.send_hi[0] : block_hi};
+  *out = p;
+  return true;
+}
+
 DeepHaloGeometry deep_halo_geometry(const Domain& domain, int depth) {
   if (depth < 1) throw std::invalid_argument("deep halo: depth must be at least 1");
   if (depth > deepest_margin(domain))

@@ -58,6 +58,19 @@ template <typename T>
 void copy_extended_to_block(Backend<T>& backend, const DeepHaloGeometry& geometry,
                             const T* extended, T* block);
 
+// Overlap of the exchange with a pass (Simulation::deep_pass): where the stream axis (z in
+// 3D, y in 2D) is the only split one, a pass is stored in parts: first the planes the
+// neighbours need next (send, the send_range planes of each Exchange face), then, while the
+// exchange runs on the backend's side lane, the rest. The margin planes are in no part: the
+// exchange's unpack overwrites all of them.
+struct OverlapPlanes {
+  std::array<int, 2> send_lo{0, 0}, send_hi{0, 0};  // [p0, p1) each; empty: no face there
+  std::array<int, 2> rest{0, 0};
+};
+// The parts of `geometry`'s passes; false when another axis is split or the stream axis is
+// not (nothing to overlap, or margins the parts would not cover).
+bool overlap_planes(const DeepHaloGeometry& geometry, OverlapPlanes* out);
+
 // Fills the margins of an extended array from the neighbours' blocks (every cell of
 // recv_range for every Exchange face; ghosts beyond the margins are left alone).
 template <typename T>
@@ -65,7 +78,9 @@ class DeepHaloExchanger {
  public:
   virtual ~DeepHaloExchanger() = default;
   virtual const DeepHaloGeometry& geometry() const = 0;
-  virtual void exchange(Backend<T>& backend, T* extended) = 0;
+  // Packs, sends and unpacks on the backend's `lane` (the host waits for that lane only,
+  // never for the other's work).
+  virtual void exchange(Backend<T>& backend, T* extended, Lane lane = Lane::Main) = 0;
   // How the margins travel ("ipc", "staged", ...; empty when it does not apply).
   virtual std::string transport() const { return ""; }
 };

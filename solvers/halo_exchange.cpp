@@ -512,7 +512,7 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
 }
 
 template <typename T>
-void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
+void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane lane) {
   setup(backend);
   const bool staged = transport_ == HaloTransport::Staged;
   const GridDesc& g = geometry_.extended;
@@ -539,14 +539,15 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
       if (face.peer == MPI_PROC_NULL) continue;
       const std::array<int, 3> e = range_extent(face.send_range);
       backend.copy_box(face.send->data(), e[0], std::int64_t(e[0]) * e[1],
-                       extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e);
+                       extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e,
+                       lane);
       if (ipc_.send[f])
         backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
-                            face.send_cells);
+                            face.send_cells, lane);
       else if (staged)
-        backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells);
+        backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells, lane);
     }
-    backend.synchronize();
+    backend.synchronize(lane);
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
@@ -561,10 +562,10 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended) {
       if (face.peer == MPI_PROC_NULL) continue;
       T* recv = face.recv[parity_]->data();
       if (!ipc_.recv[f] && staged)
-        backend.copy_values(recv, face.host_recv[parity_].data(), face.recv_cells);
+        backend.copy_values(recv, face.host_recv[parity_].data(), face.recv_cells, lane);
       const std::array<int, 3> e = range_extent(face.recv_range);
       backend.copy_box(extended + range_start(g, face.recv_range), g.stride_y(), g.stride_z(), recv,
-                       e[0], std::int64_t(e[0]) * e[1], e);
+                       e[0], std::int64_t(e[0]) * e[1], e, lane);
     }
   }
   parity_ ^= 1;

@@ -167,14 +167,17 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
 // IPC to neighbours on the node, else through MPI directly (CUDA-aware) or staged through
 // pinned host memory. Receive buffers alternate by exchange parity, safe for the same reason
 // as there: a rank's exchange n+2 follows its receipt of the neighbour's exchange n+1, which
-// the neighbour sends only after its unpack of exchange n is done.
+// the neighbour sends only after its unpack of exchange n is done: it sends once its lane's
+// queued work is done, and exchange n's unpack is queued before on that lane, or on the main
+// lane before the fork that the side lane's work waits for, or on the side lane before the
+// join that the main lane's work waits for (Simulation::deep_pass).
 template <typename T>
 class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
  public:
   MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
                        const DeepHaloGeometry& geometry, HaloMode mode);
   const DeepHaloGeometry& geometry() const override { return geometry_; }
-  void exchange(Backend<T>& backend, T* extended) override;
+  void exchange(Backend<T>& backend, T* extended, Lane lane = Lane::Main) override;
   // As MpiHaloExchanger::transport().
   std::string transport() const override;
 

@@ -63,6 +63,12 @@ class Simulation {
   // Advances u_ by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
   // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
   void fused_steps(const T* f, const StencilCoeffs<T>& c, int steps);
+  // One pass of k steps on the extended grid (the newest state stays in deep_u_). Its margins
+  // come from the exchange the previous pass overlapped, else from one first. Where the
+  // stream axis alone is split and the backend stores plane ranges, the planes the
+  // neighbours need are stored first and the next pass's exchange runs on the side lane
+  // while the other planes are computed (solvers/deep_halo.hpp, OverlapPlanes).
+  void deep_pass(const T* fe, const StencilCoeffs<T>& c, int k);
   // Brings u_ up to date when the deep halo's extended grid holds the newest state.
   void sync_state();
   double global_reduce(double local, ReduceOp op) const;
@@ -100,6 +106,9 @@ class Simulation {
   std::unique_ptr<Array<T>> deep_u_, deep_v_, deep_f_;
   BoundaryFaces deep_faces_{};
   bool deep_newer_ = false;
+  bool deep_ready_ = false;    // deep_u_'s margins hold the neighbours' cells (an overlapped pass)
+  bool overlap_deep_ = false;  // overlap_planes() applies to the geometry
+  OverlapPlanes deep_parts_;
   int fused_depth_ = 0;                     // 0: not decided yet
   std::array<double, 2> trial_ms_{-1, -1};  // auto under MPI: ms a step, single and fused
   double halo_setup_seconds_ = 0;           // fused_depth's set-up under MPI

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -222,6 +223,32 @@ double reduce_interior(const GridDesc& g, ReduceOp op, Value value) {
 }
 
 }  // namespace
+
+template <typename T>
+bool CpuBackend<T>::stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,
+                                         const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                                         int steps, int p0, int p1) {
+  static const bool emulate = std::getenv("HEATSOLVE_TEST_CPU_PLANE_PASSES") != nullptr;
+  if (!emulate || steps < 1) return false;
+  const int axis = g.dims - 1;  // the stream axis
+  const int ns = axis == 2 ? g.nz : g.ny;
+  p0 = std::max(p0, 0);
+  p1 = std::min(p1, ns);
+  if (p1 <= p0) return true;
+  // Step s must be right on the planes within steps - s of the range (step s + 1 reads one
+  // plane further), so the swept range shrinks to [p0, p1) at the last step; u stays as it is.
+  std::vector<T> a(u, u + g.padded_size()), b(g.padded_size());
+  CellRange r;
+  r.hi = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  for (int s = 1; s <= steps; ++s) {
+    r.lo[axis] = std::max(0, p0 - (steps - s));
+    r.hi[axis] = std::min(ns, p1 + (steps - s));
+    cpu_apply_boundary(a.data(), g, bc);
+    cpu_stencil_region(a.data(), s == steps ? out : b.data(), f, g, c, r);
+    std::swap(a, b);
+  }
+  return true;
+}
 
 template <typename T>
 std::string CpuBackend<T>::description() const {

@@ -65,6 +65,12 @@ class CpuBackend final : public Backend<T> {
     cpu_stencil_region(u, out, f, g, c, r);
     return true;
   }
+  // Unsupported (one lane: nothing to overlap), except under HEATSOLVE_TEST_CPU_PLANE_PASSES,
+  // a test hook that emulates the pass by single sweeps over the planes the range depends on,
+  // so that the CPU MPI suite runs the overlapped deep-halo schedule (Simulation::deep_pass).
+  bool stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,
+                            const StencilCoeffs<T>& c, const BoundaryFaces& bc, int steps, int p0,
+                            int p1) override;
   void pack_face(const T* u, const GridDesc& g, int face, T* buffer) override {
     cpu_pack_face(u, g, face, buffer);
   }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
@@ -179,6 +180,20 @@ class CudaBackend final : public Backend<T> {
     return u;
   }
 
+  // One launch of the compiled k = steps over the planes' chunks (the shape stencil_steps
+  // takes for a pass of `steps`).
+  bool stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,
+                            const StencilCoeffs<T>& c, const BoundaryFaces& bc, int steps, int p0,
+                            int p1) override {
+    const std::vector<int>& ks = temporal_steps<T>(g.dims);
+    if (!temporal_ || !temporal_supported(g, bc) ||
+        std::find(ks.begin(), ks.end(), steps) == ks.end())
+      return false;
+    launch_temporal<T>(temporal_default_shape<T>(g.dims, steps), u, out, f, g, c, bc, stream_,
+                       PlaneRange{p0, p1});
+    return true;
+  }
+
   void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
     if (g.interior_size() == 0) return;
     const bool d3 = g.dims == 3;
@@ -263,7 +278,19 @@ class CudaBackend final : public Backend<T> {
     return dot_interior<T>(a, b, g, stream_, &reduce_ws_);
   }
 
-  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize(Lane lane = Lane::Main) override {
+    CUDA_CHECK(cudaStreamSynchronize(lane_stream(lane)));
+  }
+  void fork_side() override {
+    if (!side_) side_ = std::make_unique<SideLane>();
+    CUDA_CHECK(cudaEventRecord(side_->fork.get(), stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(side_->stream.get(), side_->fork.get(), 0));
+  }
+  void join_side() override {
+    if (!side_) return;
+    CUDA_CHECK(cudaEventRecord(side_->join.get(), side_->stream.get()));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, side_->join.get(), 0));
+  }
   void mark() override {
     if (!mark_) mark_ = std::make_unique<CudaEvent>();
     CUDA_CHECK(cudaEventRecord(mark_->get(), stream_));
@@ -271,8 +298,8 @@ class CudaBackend final : public Backend<T> {
   void wait_mark() override {
     if (mark_) CUDA_CHECK(cudaEventSynchronize(mark_->get()));
   }
-  void copy_values(T* dst, const T* src, std::size_t n) override {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream_));
+  void copy_values(T* dst, const T* src, std::size_t n, Lane lane = Lane::Main) override {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, lane_stream(lane)));
   }
 
   // MPI halo faces, packed/unpacked on the device (kernels/halo/cuda/halo_pack.cu).
@@ -284,9 +311,9 @@ class CudaBackend final : public Backend<T> {
   }
   void copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z, const T* src,
                 std::int64_t src_stride_y, std::int64_t src_stride_z,
-                const std::array<int, 3>& extent) override {
+                const std::array<int, 3>& extent, Lane lane = Lane::Main) override {
     cuda_copy_box<T>(dst, dst_stride_y, dst_stride_z, src, src_stride_y, src_stride_z,
-                     extent.data(), stream_);
+                     extent.data(), lane_stream(lane));
   }
   bool device_memory() const override { return true; }
 
@@ -461,6 +488,29 @@ class CudaBackend final : public Backend<T> {
     cudaEvent_t e_ = nullptr;
   };
   std::unique_ptr<CudaEvent> mark_;
+  // The side lane: a stream that does not synchronize with the legacy default stream (a
+  // blocking one would, and serialize the exchange with the pass it should overlap), ordered
+  // against the main lane by the fork/join events only.
+  class CudaStream {
+   public:
+    CudaStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+    ~CudaStream() { cudaStreamDestroy(s_); }
+    CudaStream(const CudaStream&) = delete;
+    CudaStream& operator=(const CudaStream&) = delete;
+    cudaStream_t get() const { return s_; }
+
+   private:
+    cudaStream_t s_ = nullptr;
+  };
+  struct SideLane {
+    CudaStream stream;
+    CudaEvent fork, join;
+  };
+  std::unique_ptr<SideLane> side_;  // created at the first fork_side()
+  // Work for the side lane goes to the main stream until a fork created it (same order).
+  cudaStream_t lane_stream(Lane lane) const {
+    return lane == Lane::Side && side_ ? side_->stream.get() : stream_;
+  }
 };
 
 }  // namespace cuda

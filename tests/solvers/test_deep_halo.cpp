@@ -57,6 +57,39 @@ TEST(DeepHalo, TooThinBlockIsRefused) {
   EXPECT_THROW(deep_halo_geometry(d, 3), std::invalid_argument);
 }
 
+// An overlapped pass's parts (OverlapPlanes) store every block plane once, the planes each
+// neighbour is sent first, and never a margin plane (the exchange overwrites those); only z
+// splits overlap.
+TEST(DeepHalo, OverlapPartsTileTheBlockPlanes) {
+  const GridDesc global = grid3(8, 6, 20);
+  OverlapPlanes parts;
+  for (const std::array<int, 3>& procs :
+       {std::array<int, 3>{1, 1, 2}, {1, 1, 3}, {1, 1, 6}, {1, 1, 1}, {2, 1, 2}, {1, 2, 1}}) {
+    const bool z_only = procs[0] == 1 && procs[1] == 1 && procs[2] > 1;
+    for (int r = 0; r < procs[2]; ++r)
+      for (int depth : {1, 2, 3}) {
+        const Domain d = block_domain(global, dirichlet(), procs, {0, 0, r}, r);
+        if (depth > deepest_margin(d)) continue;
+        const DeepHaloGeometry geo = deep_halo_geometry(d, depth);
+        ASSERT_EQ(overlap_planes(geo, &parts), z_only);
+        if (!z_only) continue;
+        std::vector<int> stored(geo.extended.nz, 0), sent(geo.extended.nz, 0);
+        for (const std::array<int, 2>& part : {parts.send_lo, parts.send_hi, parts.rest})
+          for (int p = part[0]; p < part[1]; ++p) ++stored[p];
+        for (int p = parts.rest[0]; p < parts.rest[1]; ++p) sent[p] = -1;  // rest: after
+        for (int f = 4; f < 6; ++f) {
+          if (d.faces[f].type != BoundaryType::Exchange) continue;
+          const CellRange s = geo.send_range(f);
+          for (int p = s.lo[2]; p < s.hi[2]; ++p) EXPECT_EQ(sent[p], 0) << "plane " << p;
+        }
+        const CellRange b = geo.block_range();
+        for (int p = 0; p < geo.extended.nz; ++p)
+          EXPECT_EQ(stored[p], p >= b.lo[2] && p < b.hi[2] ? 1 : 0)
+              << procs[2] << " ranks, rank " << r << ", depth " << depth << ", plane " << p;
+      }
+  }
+}
+
 // Every margin a rank receives is, cell for cell, what its neighbour sends: same global
 // cells, and the edges and corners of a 2x2x2 split arrive through the earlier axes.
 TEST(DeepHalo, ReceivedMarginsAreTheNeighboursSentCells) {

@@ -217,12 +217,14 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 
 // Block: 32 x BY threads. 3D: one x-y tile per block (UX x UY useful cells), warps stacked in
 // y. 2D: each warp is its own x tile (no barrier; shared memory only for the source).
-// blockIdx.z: chunk of `chunk` output planes along the stream axis. SOURCE: f is read (and
+// blockIdx.z: chunk of `chunk` output planes along the stream axis, the chunks tiling the
+// planes [p0, p1) that the pass stores (0, ns: all); a chunk's planes are computed the same
+// way wherever it starts, so a range's cells have the full pass's bits. SOURCE: f is read (and
 // staged, SourceRing); without it f is ignored.
 template <typename T, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
 __global__ void __launch_bounds__(32 * BY)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                    StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk) {
+                    StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
   using G = TemporalGeom<T, DIM, K, BY, RY, VX, SOURCE>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY;
   extern __shared__ __align__(16) unsigned char temporal_smem_raw[];
@@ -278,7 +280,7 @@ __global__ void __launch_bounds__(32 * BY)
   const bool xface = xt - K <= 0 || xt - K + WX - 1 >= nx - 1;
   const bool yface = DIM == 3 && (yt - K <= 0 || yt - K + EY - 1 >= ny - 1);
 
-  const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
+  const int z0 = p0 + blockIdx.z * chunk, z1 = min(z0 + chunk, p1);
   const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iterations (input planes)
 
   using Source = SourceRing<T, K, BY, RY, VX>;
@@ -474,9 +476,9 @@ __device__ __forceinline__ void partial_substep(T (&P)[RY][VX], T (&B)[RY][VX],
 }
 
 // Block: 32 x BY threads. 3D: one x-y tile per block, warps stacked in y. 2D: each warp is
-// its own x tile. blockIdx.z: chunk of `chunk` output planes. vec (VX = 2): each lane's pair
-// is one aligned vector; xshift: 1 where the tiles start one column early for that (lanes
-// start at tile column -K + 2 lane: even K needs the shift, odd K not; the launcher decides,
+// its own x tile. blockIdx.z: chunk of `chunk` output planes of [p0, p1), as above. vec (VX = 2):
+// each lane's pair is one aligned vector; xshift: 1 where the tiles start one column early for that
+// (lanes start at tile column -K + 2 lane: even K needs the shift, odd K not; the launcher decides,
 // from pair_vector_shift in kernels/stencil/cuda/stencil_launch.cuh).
 // STAGED: the input path and the face-path dispatch (TemporalDesign::StagedPartialSums).
 // Staged, each thread copies its own cells of plane q + AHEAD into shared memory (cp.async) at
@@ -496,8 +498,8 @@ template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool 
 __global__ void __launch_bounds__(32 * BY,
                                   (PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>::MIN_BLOCKS))
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                            StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk,
-                            int xshift, bool vec) {
+                            StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0,
+                            int p1, int xshift, bool vec) {
   using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
   extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
@@ -557,7 +559,7 @@ __global__ void __launch_bounds__(32 * BY,
     return halo + ((std::size_t(par * K + st) * (BY + 2) + w) * 2 + side) * WX + lane * VX;
   };
 
-  const int z0 = blockIdx.z * chunk, z1 = min(z0 + chunk, ns);
+  const int z0 = p0 + blockIdx.z * chunk, z1 = min(z0 + chunk, p1);
   const int q0 = max(z0 - K, 0), q1 = z1 - 1 + K;  // iteration q: input plane q arrives
   const char* const ub = reinterpret_cast<const char*>(u);
   auto load_plane = [&](T(&dst)[RY][VX], int q) {  // planes past the grid are never used

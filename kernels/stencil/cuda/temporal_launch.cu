@@ -38,6 +38,7 @@ struct TArgs {
   StencilCoeffs<T> c;
   GhostRules<T> rules;
   int chunk;
+  int p0, p1;  // stored planes of the stream axis
   bool memory_only;
   cudaStream_t stream;
 };
@@ -68,9 +69,10 @@ void launch_one(const TArgs<T>& a) {
   // Also raises the instance's shared memory limit where it needs more than 48 KB.
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
   int chunk = a.chunk;
-  if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, s.ns, per_sm * current_sm_count());
-  chunk = std::min(chunk, s.ns);
-  const dim3 grid(tx, ty, cdiv(s.ns, chunk));
+  const int planes = a.p1 - a.p0;
+  if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, planes, per_sm * current_sm_count());
+  chunk = std::min(chunk, planes);
+  const dim3 grid(tx, ty, cdiv(planes, chunk));
   if constexpr (partial) {
     if (a.memory_only) {
       // The twin needs fewer registers; padded shared memory keeps it at the pass's blocks per
@@ -82,14 +84,15 @@ void launch_one(const TArgs<T>& a) {
           cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
       const std::size_t padded = std::max(smem, std::size_t(smem_sm / per_sm - 1024 - 16));
       resident_blocks_per_sm(reinterpret_cast<const void*>(twin), 32 * BY, padded);
-      twin<<<grid, dim3(32, BY), padded, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
-                                                     xshift, vec);
+      twin<<<grid, dim3(32, BY), padded, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
+                                                     a.p1, xshift, vec);
     } else {
-      kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, xshift,
-                                                   vec);
+      kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
+                                                   a.p1, xshift, vec);
     }
   } else {
-    kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk);
+    kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
+                                                 a.p1);
   }
   CUDA_CHECK_LAUNCH();
 }
@@ -217,8 +220,12 @@ TemporalShape temporal_default_shape(int dims, int k) {
 
 template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
-                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream) {
+                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream,
+                     PlaneRange planes) {
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
+  const int ns = stream_geom(g).ns;
+  const int p0 = std::max(planes.lo, 0), p1 = planes.hi < 0 ? ns : std::min(planes.hi, ns);
+  if (p1 <= p0) return;
   if (!temporal_supported(g, bc))
     throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
   if (shape.memory_only && shape.design == TemporalDesign::Rings)
@@ -227,8 +234,8 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
     if (!usable<T>(e, g.dims) || e.shape.k != shape.k || e.shape.by != shape.by ||
         e.shape.ry != shape.ry || e.shape.vx != shape.vx || e.shape.design != shape.design)
       continue;
-    const TArgs<T> a{u,     out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, shape.memory_only,
-                     stream};
+    const TArgs<T> a{
+        u, out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, p0, p1, shape.memory_only, stream};
     if constexpr (sizeof(T) == sizeof(float))
       e.fn_float(a);
     else
@@ -243,7 +250,8 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
   template const std::vector<int>& temporal_steps<T>(int);                                        \
   template TemporalShape temporal_default_shape<T>(int, int);                                     \
   template void launch_temporal<T>(const TemporalShape&, const T*, T*, const T*, const GridDesc&, \
-                                   const StencilCoeffs<T>&, const BoundaryFaces&, cudaStream_t);
+                                   const StencilCoeffs<T>&, const BoundaryFaces&, cudaStream_t,   \
+                                   PlaneRange);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -1,5 +1,5 @@
-// Host launchers of the temporal-blocking kernels (kernels/stencil/cuda/temporal_kernels.cuh): a pass
-// of K fused heat steps, K in temporal_steps<T>(dims), for a compiled tile shape.
+// Host launchers of the temporal-blocking kernels (kernels/stencil/cuda/temporal_kernels.cuh): a
+// pass of K fused heat steps, K in temporal_steps<T>(dims), for a compiled tile shape.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,9 +12,9 @@
 
 namespace heatsolve::cuda {
 
-// The kernel designs (kernels/stencil/cuda/temporal_kernels.cuh): stage rings rotated every plane, or
-// partial sums with nothing rotated, their input planes prefetched into registers or staged
-// in shared memory by cp.async (docs/kernels.md, "temporal").
+// The kernel designs (kernels/stencil/cuda/temporal_kernels.cuh): stage rings rotated every plane,
+// or partial sums with nothing rotated, their input planes prefetched into registers or staged in
+// shared memory by cp.async (docs/kernels.md, "temporal").
 enum class TemporalDesign { Rings, PartialSums, StagedPartialSums };
 
 // A compiled shape: k sub-steps per pass; block 32 x by threads; ry rows and vx columns per
@@ -45,11 +45,18 @@ TemporalShape temporal_default_shape(int dims, int k);
 // needs the opposite side of the domain, Exchange another rank's values, at every sub-step).
 bool temporal_supported(const GridDesc& g, const BoundaryFaces& bc);
 
+// Planes [lo, hi) of the stream axis (z in 3D, y in 2D); hi < 0: to the last plane.
+struct PlaneRange {
+  int lo = 0, hi = -1;
+};
+
 // One pass: out = shape.k heat steps of u (stencil + source, ghost rules of `bc` between the
-// sub-steps). Ghost cells of u are not read; interior cells of out are written, its ghosts
-// are not. Asynchronous on `stream`.
+// sub-steps). Ghost cells of u are not read; interior cells of out in the stream-axis planes
+// `planes` are written (with the bits of a full pass: the range only selects chunks), the
+// other planes and out's ghosts are not. Asynchronous on `stream`.
 template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
-                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream);
+                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream,
+                     PlaneRange planes = {});
 
 }  // namespace heatsolve::cuda

@@ -1,5 +1,5 @@
-// GPU tests of temporal blocking (kernels/stencil/cuda/temporal_*.cu*): a pass of k fused heat steps
-// against k single steps (apply_boundary + the 2.5d-register sweep) on the same device, on
+// GPU tests of temporal blocking (kernels/stencil/cuda/temporal_*.cu*): a pass of k fused heat
+// steps against k single steps (apply_boundary + the 2.5d-register sweep) on the same device, on
 // odd sizes, every boundary type, with a source, output poisoned with NaN. Dirichlet/Neumann
 // faces run fused passes; periodic faces (and any mix containing one) must take the backend's
 // single-step fallback. Skipped without a device.
@@ -278,6 +278,66 @@ TEST(CudaTemporal, MemoryTwinMovesEveryCellFloat) {
 }
 TEST(CudaTemporal, MemoryTwinMovesEveryCellDouble) {
   check_memory_twin<double>();
+}
+
+// Plane ranges (PlaneRange, Backend::stencil_steps_planes): a range stores its planes with
+// the full pass's bits and nothing else, and ranges that tile the stream axis give the full
+// pass, whatever their order and the chunk.
+template <typename T>
+void check_plane_ranges() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  for (int dims : {2, 3})
+    for (const GridDesc& g : grids(dims))
+      for (cuda::TemporalShape shape : cuda::temporal_shapes<T>(dims))
+        for (int chunk : {0, 5}) {
+          shape.chunk = chunk;
+          SCOPED_TRACE(shape.str() + " " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                       std::to_string(g.nz));
+          auto dev = make_backend<T>(BackendKind::Cuda, {});
+          const std::size_t np = g.padded_size();
+          const std::vector<T> u0 = random_field<T>(np, 31), f0 = random_field<T>(np, 32);
+          const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+          auto u = dev->allocate(np), f = dev->allocate(np), full = dev->allocate(np),
+               part = dev->allocate(np);
+          u->copy_from_host(u0.data());
+          f->copy_from_host(f0.data());
+          full->copy_from_host(poison.data());
+          part->copy_from_host(poison.data());
+          const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+          const BoundaryFaces bc = cases()[0].faces;
+          const auto pass = [&](T* out, cuda::PlaneRange r) {
+            cuda::launch_temporal<T>(shape, u->data(), out, f->data(), g, c, bc, nullptr, r);
+          };
+          pass(full->data(), {});
+          const int ns = dims == 3 ? g.nz : g.ny;
+          const int a = std::min(ns, shape.k + 1), b = std::max(a, ns - shape.k - 1);
+          pass(part->data(), {a, b});
+          dev->synchronize();
+          std::vector<T> want(np), got(np);
+          full->copy_to_host(want.data());
+          part->copy_to_host(got.data());
+          long long wrong = 0;
+          for (int p = -1; p <= ns; ++p)  // the ghost planes too
+            for (int j = -1; j <= (dims == 3 ? g.ny : 0); ++j)
+              for (int i = -1; i <= g.nx; ++i) {
+                const std::int64_t at = dims == 3 ? g.index(i, j, p) : g.index(i, p, 0);
+                const T& expect = p >= a && p < b ? want[at] : poison[at];
+                if (std::memcmp(&got[at], &expect, sizeof(T)) != 0) ++wrong;
+              }
+          EXPECT_EQ(wrong, 0) << "planes [" << a << ", " << b << ")";
+          pass(part->data(), {b, ns});
+          pass(part->data(), {0, a});
+          dev->synchronize();
+          part->copy_to_host(got.data());
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), np * sizeof(T)), 0);
+        }
+}
+
+TEST(CudaTemporal, PlaneRangesTileAFullPassFloat) {
+  check_plane_ranges<float>();
+}
+TEST(CudaTemporal, PlaneRangesTileAFullPassDouble) {
+  check_plane_ranges<double>();
 }
 
 // Through the backend: kernel "temporal", n steps that are not multiples of k (remainders run
