@@ -206,7 +206,7 @@ int Simulation<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
   if (!deep_) return 1;
   const DeepHaloGeometry& geo = deep_->geometry();
   // All ranks or none: an overlapped pass adds an exchange that the neighbours must match.
-  overlap_deep_ = overlap_planes(geo, &deep_parts_);
+  overlap_deep_ = cfg_.overlap && overlap_planes(geo, &deep_parts_);  // execution.overlap
   overlap_deep_ = global_reduce(overlap_deep_ ? 0.0 : 1.0, ReduceOp::MaxAbs) == 0;
   deep_ready_ = false;
   // The margin absorbs whatever its outer ghosts hold, so where the serial run's faces all
