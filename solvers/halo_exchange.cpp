@@ -340,6 +340,16 @@ std::array<std::array<const void*, 2>, 6> recv_buffers(const FaceArray& faces) {
 }  // namespace
 
 template <typename T>
+void FaceBuffers<T>::allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells,
+                              bool staged, bool exported) {
+  send = backend.allocate(send_cells);
+  for (auto& r : recv) r = backend.allocate(ipc_cells<T>(recv_cells, exported));
+  if (!staged) return;
+  host_send = HostBuffer<T>(send_cells);
+  for (auto& h : host_recv) h = HostBuffer<T>(recv_cells);
+}
+
+template <typename T>
 std::string MpiHaloExchanger<T>::transport() const {
   return transport_name(transport_, peers_of(faces_), ipc_);
 }
@@ -353,12 +363,7 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
   for (Face& f : faces_) {
     if (f.peer == MPI_PROC_NULL) continue;
-    f.send = backend.allocate(f.cells);
-    for (auto& r : f.recv) r = backend.allocate(ipc_cells<T>(f.cells, try_ipc));
-    if (transport_ == HaloTransport::Staged) {
-      f.host_send = HostBuffer<T>(f.cells);
-      for (auto& h : f.host_recv) h = HostBuffer<T>(f.cells);
-    }
+    f.allocate(backend, f.cells, f.cells, transport_ == HaloTransport::Staged, try_ipc);
   }
   // Every rank takes the same branch (same deck, same MPI library), so the collective calls
   // in the handshake are made by all ranks.
@@ -497,12 +502,8 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
   for (Face& face : faces_) {
     if (face.peer == MPI_PROC_NULL) continue;
     any = true;
-    face.send = backend.allocate(face.send_cells);
-    for (auto& r : face.recv) r = backend.allocate(ipc_cells<T>(face.recv_cells, try_ipc));
-    if (transport_ == HaloTransport::Staged) {
-      face.host_send = HostBuffer<T>(face.send_cells);
-      for (auto& h : face.host_recv) h = HostBuffer<T>(face.recv_cells);
-    }
+    face.allocate(backend, face.send_cells, face.recv_cells, transport_ == HaloTransport::Staged,
+                  try_ipc);
   }
   constexpr int kTagIpc = 4000;  // apart from the one-layer exchanger's handshake (1000-3005)
   if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
@@ -572,6 +573,8 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
 }
 
 template class HostBuffer<float>;
+template struct FaceBuffers<float>;
+template struct FaceBuffers<double>;
 template class HostBuffer<double>;
 template class MpiHaloExchanger<float>;
 template class MpiHaloExchanger<double>;

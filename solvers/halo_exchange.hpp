@@ -111,6 +111,19 @@ struct IpcLinks {
   bool both(int f) const { return send[f] && recv[f]; }
 };
 
+// One face's buffers, the same for both exchangers: the packed send buffer and two receive
+// buffers by exchange parity in backend memory, and their pinned host twins when staged.
+template <typename T>
+struct FaceBuffers {
+  std::unique_ptr<Array<T>> send;
+  std::array<std::unique_ptr<Array<T>>, 2> recv;  // each its own allocation (IPC exports it)
+  HostBuffer<T> host_send;
+  std::array<HostBuffer<T>, 2> host_recv;
+  // Receive buffers offered for IPC (`exported`) are whole kCudaIpcGranularity blocks.
+  void allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells, bool staged,
+                bool exported);
+};
+
 template <typename T>
 class MpiHaloExchanger final : public HaloExchanger<T> {
  public:
@@ -136,13 +149,9 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override;
 
  private:
-  struct Face {
+  struct Face : FaceBuffers<T> {
     int peer = MPI_PROC_NULL;
     std::size_t cells = 0;
-    std::unique_ptr<Array<T>> send;                 // backend memory space
-    std::array<std::unique_ptr<Array<T>>, 2> recv;  // by parity; each its own allocation
-    HostBuffer<T> host_send;                        // staged transport only
-    std::array<HostBuffer<T>, 2> host_recv;         // staged transport only, by parity
   };
   void setup(Backend<T>& backend);
 
@@ -182,14 +191,10 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   std::string transport() const override;
 
  private:
-  struct Face {
+  struct Face : FaceBuffers<T> {
     int peer = MPI_PROC_NULL;
     CellRange send_range, recv_range;
     std::size_t send_cells = 0, recv_cells = 0;
-    std::unique_ptr<Array<T>> send;                 // backend memory
-    std::array<std::unique_ptr<Array<T>>, 2> recv;  // by parity; each its own allocation
-    HostBuffer<T> host_send;                        // staged transport only
-    std::array<HostBuffer<T>, 2> host_recv;         // staged transport only, by parity
   };
   void setup(Backend<T>& backend);
 
