@@ -58,6 +58,10 @@ struct BackendOptions {
   std::array<int, 3> block{0, 0, 0};  // optional thread-block shape; 0 = variant default
   int time_block = 0;  // steps per fused pass (kernel "temporal"); 0 = auto: timed in prepare()
   int device = -1;     // CUDA device; -1 = current
+  // The run's sweeps add a source term (a deck source: Jacobi, heat with a source), so that
+  // time_block auto times its candidate passes with one: the source stream changes the
+  // ranking of k.
+  bool source = false;
   // "auto" tuning under domain decomposition: called with the candidates' times (ms, the
   // same candidates in the same order on every rank) to replace them by values all ranks
   // agree on (a max over ranks), so that every rank picks the same variant; ranks that

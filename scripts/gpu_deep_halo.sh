@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One GPU-machine call for temporal blocking under MPI (deep halos): build; the MPI
-# equivalence test on the GPU (2 ranks, naive kernel, single steps and fused passes through
-# deep halos), twice for each halo transport (EQ_HALOS, default "ipc staged"); a 256^3 float
+# equivalence test on the GPU (EQ_NP ranks, default 2, sharing device 0; kernel EQ_KERNEL,
+# default naive; single steps and fused passes through deep halos), twice for each halo
+# transport (EQ_HALOS, default "ipc staged"); with EQ_KERNEL=temporal first (unless BITS=0) the
+# gtests that check temporal shapes and single-step variants bit for bit; a 256^3 float
 # heat run with kernel: temporal on one rank against 2 ranks (decomposition [1, 1, 2]; one
 # GPU each where there are two, else sharing one) with the margins through CUDA IPC and
 # staged through the host: HDF5 difference and rates; on 2+ GPUs the weak and strong scaling
@@ -10,12 +12,24 @@
 #   OUT=/tmp/out bash scripts/gpu_deep_halo.sh
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
-gpu_build heatsolve heatsolve_mpi_tests
+EQ_NP=${EQ_NP:-2}
+EQ_KERNEL=${EQ_KERNEL:-naive}
+if [ "$EQ_KERNEL" = temporal ] && [ "${BITS:-1}" = 1 ]; then
+  gpu_build heatsolve heatsolve_mpi_tests heatsolve_tests
+  stamp "temporal shapes and single-step variants against single steps: cells whose bits differ"
+  timeout 300 "$B/tests/heatsolve_tests" \
+    --gtest_filter='CudaTemporal.*:CudaStencil.EveryVariant*:CudaStencil.RulesInSweep*' \
+    >"$OUT/bits_tests.log" 2>&1
+  echo "rc=$?"; grep -E "differ in bits|FAILED|PASSED" "$OUT/bits_tests.log" | sort | uniq -c | head -40
+else
+  gpu_build heatsolve heatsolve_mpi_tests
+fi
 
-stamp "MPI equivalence on the GPU: 2 ranks, naive kernel (time_block 1, 3, auto), per transport"
+stamp "MPI equivalence on the GPU: $EQ_NP ranks, $EQ_KERNEL kernel (time_block 1, 3, auto), per transport"
 for halo in ${EQ_HALOS:-ipc staged}; do
   for rep in 1 2; do
-    HEATSOLVE_TEST_BACKEND=cuda HEATSOLVE_TEST_HALO=$halo timeout 200 mpirun -np 2 \
+    HEATSOLVE_TEST_BACKEND=cuda HEATSOLVE_TEST_KERNEL=$EQ_KERNEL HEATSOLVE_TEST_HALO=$halo \
+      timeout 200 mpirun -np "$EQ_NP" \
       --oversubscribe --bind-to none "$B/tests/heatsolve_mpi_tests" /tmp/mpi-work \
       >"$OUT/mpi_eq_$halo.$rep.log" 2>&1
     echo "mpi equivalence, halo $halo, run $rep: rc=$? $(grep -c 'bitwise equal' "$OUT/mpi_eq_$halo.$rep.log") bitwise equal," \

@@ -90,7 +90,9 @@ Simulation<T>::Simulation(const Config& cfg, RunContext& ctx, std::vector<FieldW
     exchanger_ = ctx.exchanger_f;
   else
     exchanger_ = ctx.exchanger_d;
-  backend_ = make_backend<T>(cfg.backend, ctx.backend_options);
+  BackendOptions options = ctx.backend_options;
+  options.source = cfg.source.type != ShapeType::None;
+  backend_ = make_backend<T>(cfg.backend, options);
   kernel_ = backend_->prepare(g_);
 
   const std::size_t n = g_.padded_size();

@@ -409,18 +409,21 @@ class CudaBackend final : public Backend<T> {
   }
 
   // `time_block: auto`: times single steps of the chosen variant and passes of every compiled
-  // k up to max_k on random data (Dirichlet faces) and returns the k (1 = single steps) of
-  // least time per step.
+  // k up to max_k on random data (Dirichlet faces; with a source where the run has one) and
+  // returns the k (1 = single steps) of least time per step.
   int choose_time_block(const GridDesc& g, int max_k) {
     const std::size_t n = g.padded_size();
-    CudaBuffer<T> a(n), b(n);
+    CudaBuffer<T> a(n), b(n), fsrc(opts_.source ? n : 0);
     fill_random_device<T>(a.get(), n, 777, -1.0, 1.0, stream_);
     fill_random_device<T>(b.get(), n, 778, -1.0, 1.0, stream_);
+    if (opts_.source) fill_random_device<T>(fsrc.get(), n, 779, -1.0, 1.0, stream_);
+    const T* f = opts_.source ? fsrc.get() : nullptr;
     StencilCoeffs<T> c;
     c.center = T(0.4);
     c.cx = c.cy = c.cz = T(0.1);
+    c.source = T(0.1);
     BoundaryFaces bc{};
-    const Choice& ch = choose(g);
+    const Choice& ch = choose(g, opts_.source);
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
@@ -435,10 +438,9 @@ class CudaBackend final : public Backend<T> {
           T* in = s % 2 ? b.get() : a.get();
           T* out = s % 2 ? a.get() : b.get();
           if (k == 1)
-            launch_stencil<T>(ch.variant, ch.shape, in, out, nullptr, g, c, stream_);
+            launch_stencil<T>(ch.variant, ch.shape, in, out, f, g, c, stream_);
           else
-            launch_temporal<T>(temporal_default_shape<T>(g.dims, k), in, out, nullptr, g, c, bc,
-                               stream_);
+            launch_temporal<T>(temporal_default_shape<T>(g.dims, k), in, out, f, g, c, bc, stream_);
         };
         const int passes = std::max(2, 8 / k);
         for (int s = 0; s < 2; ++s) pass(s);

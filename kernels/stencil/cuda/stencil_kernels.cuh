@@ -15,34 +15,78 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/grid.hpp"
 #include "kernels/cuda/cp_async.cuh"
 #include "kernels/cuda/cuda_check.cuh"
-#include "kernels/stencil/cuda/ghost_rules.cuh"
-#include "core/grid.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/cuda/ghost_rules.cuh"
 
 namespace heatsolve::cuda {
 
-// ---- the point update every rung uses --------------------------------------------------
-// Split in two stages so the streaming rungs can keep the first as a running partial sum:
-//   in-plane: center*u + cx*(xm+xp) [+ cy*(ym+yp) in 3D]
-//   finish:   + c_s*(sm+sp) (the stream axis: cz in 3D, cy in 2D) + source*f
-// Composed, this is exactly cpu_stencil's association order, so results agree up to FMA
-// contraction.
-template <int DIM, typename T>
-__device__ __forceinline__ T point_inplane(const StencilCoeffs<T>& c, T u, T xm, T xp, T ym, T yp) {
-  if constexpr (DIM == 3)
-    return c.center * u + c.cx * (xm + xp) + c.cy * (ym + yp);
-  else
-    return c.center * u + c.cx * (xm + xp);
+// ---- the point update every kernel uses ----------------------------------------------
+// One order of operations, with every rounding explicit, so that no two kernels differ by
+// the compiler's FMA contraction: every single-step rung, both temporal designs and the
+// region sweeps give the same bits for the same inputs, and a decomposed run gives the
+// single-GPU run's bits whichever kernel each block size tunes to (cs: the stream axis'
+// coefficient, cz in 3D, cy in 2D):
+//   part = fma(cx, xm + xp, fma(center, u, cs * sm))
+//   part = fma(cy, ym + yp, part)                      (3D: the in-plane y neighbours)
+//   part = fma(source, f, part)                        (with a source)
+//   out  = fma(cs, sp, part)
+// The streaming designs keep `part` until the next plane (sp) arrives; the partial-sums
+// temporal design keeps cs * sm from the plane before. The CPU backend adds the terms in the
+// order of cpu_stencil, so it agrees with these to rounding.
+__device__ __forceinline__ float mul_rn(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ double mul_rn(double a, double b) {
+  return __dmul_rn(a, b);
+}
+__device__ __forceinline__ float add_rn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double add_rn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+__device__ __forceinline__ float fma_rn(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+__device__ __forceinline__ double fma_rn(double a, double b, double c) {
+  return __fma_rn(a, b, c);
 }
 
 template <int DIM, typename T>
-__device__ __forceinline__ T point_finish(const StencilCoeffs<T>& c, T part, T sm, T sp,
-                                          const T* __restrict__ f, std::int64_t idx) {
-  T v = part + (DIM == 3 ? c.cz : c.cy) * (sm + sp);
-  if (f) v += c.source * __ldg(f + idx);
-  return v;
+__device__ __forceinline__ T stream_coeff(const StencilCoeffs<T>& c) {
+  return DIM == 3 ? c.cz : c.cy;
+}
+
+// part from b = cs * sm and the source value fv where SOURCE.
+template <int DIM, bool SOURCE, typename T>
+__device__ __forceinline__ T point_part_b(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
+                                          T fv, T b) {
+  T acc = fma_rn(c.cx, add_rn(xm, xp), fma_rn(c.center, u, b));
+  if constexpr (DIM == 3) acc = fma_rn(c.cy, add_rn(pm, pp), acc);
+  if constexpr (SOURCE) acc = fma_rn(c.source, fv, acc);
+  return acc;
+}
+
+template <int DIM, bool SOURCE, typename T>
+__device__ __forceinline__ T point_part(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
+                                        T sm, T fv) {
+  return point_part_b<DIM, SOURCE>(c, u, xm, xp, pm, pp, fv, mul_rn(stream_coeff<DIM>(c), sm));
+}
+
+template <int DIM, typename T>
+__device__ __forceinline__ T point_finish(const StencilCoeffs<T>& c, T part, T sp) {
+  return fma_rn(stream_coeff<DIM>(c), sp, part);
+}
+
+// part with the source read from f (none where f is null).
+template <int DIM, typename T>
+__device__ __forceinline__ T point_part(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
+                                        T sm, const T* __restrict__ f, std::int64_t idx) {
+  return f ? point_part<DIM, true>(c, u, xm, xp, pm, pp, sm, __ldg(f + idx))
+           : point_part<DIM, false>(c, u, xm, xp, pm, pp, sm, T(0));
 }
 
 // The update in stream form: (xm, xp) x neighbours, (pm, pp) in-plane y neighbours (3D only),
@@ -50,7 +94,7 @@ __device__ __forceinline__ T point_finish(const StencilCoeffs<T>& c, T part, T s
 template <int DIM, typename T>
 __device__ __forceinline__ T stream_point(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
                                           T sm, T sp, const T* __restrict__ f, std::int64_t idx) {
-  return point_finish<DIM>(c, point_inplane<DIM>(c, u, xm, xp, pm, pp), sm, sp, f, idx);
+  return point_finish<DIM>(c, point_part<DIM>(c, u, xm, xp, pm, pp, sm, f, idx), sp);
 }
 
 // The update in grid form (zm, zp ignored in 2D).
@@ -315,13 +359,13 @@ __global__ void __launch_bounds__(BX* BY)
           pm = sl[my_slot - TX];
           pp = sl[my_slot + TX];
         }
-        part = point_inplane<DIM>(c, sc, sl[my_slot - 1], sl[my_slot + 1], pm, pp);
+        part = point_part<DIM>(c, sc, sl[my_slot - 1], sl[my_slot + 1], pm, pp, sm, f, plane + me);
       }
       __syncthreads();  // everyone has read plane k
       if (in && k + 1 < k1) s[0][my_slot] = sp;
       if (k + 1 < k1 && halo.slot >= 0) s[0][halo.slot] = hv;
       if (in) {
-        out[plane + me] = point_finish<DIM>(c, part, sm, sp, f, plane + me);
+        out[plane + me] = point_finish<DIM>(c, part, sp);
       }
       __syncthreads();  // plane k+1 is in the slice
       sm = sc;

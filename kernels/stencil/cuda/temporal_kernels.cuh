@@ -32,10 +32,9 @@
 // single step would. Periodic and Exchange faces need the opposite side / another rank: the
 // backend falls back to single steps for them (docs/kernels.md).
 //
-// The rings design applies stream_point<DIM>() of stencil_kernels.cuh, the single-step
-// kernels' function; FMA contraction differs between kernels, so a pass agrees with K single
-// steps to rounding (tests/kernels/stencil/test_cuda_temporal.cpp bounds it), not bit for
-// bit; the partial sums add the z terms in another order, within the same bound.
+// Both designs apply the point update of stencil_kernels.cuh ("the point update every kernel
+// uses"), every rounding explicit: a pass gives the bits of K single steps of any rung
+// (tests/kernels/stencil/test_cuda_temporal.cpp checks it bit for bit).
 #pragma once
 
 #include <cstdint>
@@ -186,9 +185,8 @@ __device__ __forceinline__ void temporal_substep(T (&R)[RY][VX], const T (&M)[RY
           if (p == 0) sm = ghost_rule(gr, SLO, u0);
           if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
         }
-        R[r][v] =
-            stream_point<DIM>(c, u0, xm, xp, ym, yp, sm, sp, static_cast<const T*>(nullptr), 0);
-        if constexpr (SOURCE) R[r][v] += c.source * F[r][v];  // as point_finish adds it
+        R[r][v] = point_finish<DIM>(
+            c, point_part<DIM, SOURCE>(c, u0, xm, xp, ym, yp, sm, SOURCE ? F[r][v] : T(0)), sp);
       });
 }
 
@@ -461,17 +459,14 @@ __device__ __forceinline__ void partial_substep(T (&P)[RY][VX], T (&B)[RY][VX],
       X, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
         T zm = B[r][v];
         if constexpr ((FACES & kFaceStream) != 0) {
-          if (p == 0) zm = cs * ghost_rule(gr, SLO, u0);
+          if (p == 0) zm = mul_rn(cs, ghost_rule(gr, SLO, u0));
         }
-        T acc = c.center * u0 + zm;
-        acc += c.cx * (xm + xp);
-        if constexpr (DIM == 3) acc += c.cy * (ym + yp);
-        if constexpr (SOURCE) acc += c.source * F[r][v];
+        T acc = point_part_b<DIM, SOURCE>(c, u0, xm, xp, ym, yp, SOURCE ? F[r][v] : T(0), zm);
         if constexpr ((FACES & kFaceStream) != 0) {  // phase 2 adds nothing at the last plane
-          if (p == ns - 1) acc += cs * ghost_rule(gr, SHI, u0);
+          if (p == ns - 1) acc = point_finish<DIM>(c, acc, ghost_rule(gr, SHI, u0));
         }
         P[r][v] = acc;
-        B[r][v] = cs * u0;
+        B[r][v] = mul_rn(cs, u0);
       });
 }
 
@@ -686,7 +681,7 @@ __global__ void __launch_bounds__(32 * BY,
         for (int r = 0; r < RY; ++r)
 #pragma unroll
           for (int v = 0; v < VX; ++v)
-            Y[r][v] = last ? P[s - 1][r][v] : P[s - 1][r][v] + cs * Y[r][v];
+            Y[r][v] = last ? P[s - 1][r][v] : fma_rn(cs, Y[r][v], P[s - 1][r][v]);
         if (s < K) {
 #pragma unroll
           for (int r = 0; r < RY; ++r)

@@ -20,9 +20,9 @@
 #include "kernels/stencil/coefficients.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/stencil/cuda/chunking.hpp"
-#include "kernels/cuda/cuda_backend.hpp"
 #include "app/bench/cuda/stencil_bench.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #endif
 
@@ -135,7 +135,8 @@ constexpr double tolerance() {
 // the device sweep. Returns the relative interior difference.
 template <typename T, typename Sweep>
 double compare_steps(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int steps,
-                     unsigned seed, Sweep&& sweep, std::string* where) {
+                     unsigned seed, Sweep&& sweep, std::string* where,
+                     std::vector<T>* device_result = nullptr) {
   CpuBackend<T> cpu;
   const std::size_t n = g.padded_size();
   const std::vector<T> u0 = random_field<T>(n, seed), f0 = random_field<T>(n, seed + 1);
@@ -159,7 +160,22 @@ double compare_steps(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc
   dev.synchronize();
   std::vector<T> got(n);
   du->copy_to_host(got.data());
-  return max_rel_interior(got, cu, g, where);
+  const double err = max_rel_interior(got, cu, g, where);
+  if (device_result) *device_result = std::move(got);
+  return err;
+}
+
+// Interior cells of a and b whose bits differ.
+template <typename T>
+long long differing_cells(const std::vector<T>& a, const std::vector<T>& b, const GridDesc& g) {
+  long long n = 0;
+  for (int k = 0; k < (g.dims == 3 ? g.nz : 1); ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t q = g.index(i, j, g.dims == 3 ? k : 0);
+        n += std::memcmp(&a[q], &b[q], sizeof(T)) != 0;
+      }
+  return n;
 }
 
 template <typename T>
@@ -168,6 +184,7 @@ void check_variants() {
   for (int dims : {2, 3}) {
     const GridDesc g = make_grid(dims);
     for (const BcCase& bc : bc_cases()) {
+      std::vector<T> first;  // the first variant's result: every variant must give its bits
       for (const std::string& v : kVariants) {
         SCOPED_TRACE(v + " " + std::to_string(dims) + "D " + bc.name);
         BackendOptions o;
@@ -175,13 +192,18 @@ void check_variants() {
         auto dev = make_backend<T>(BackendKind::Cuda, o);
         EXPECT_EQ(dev->prepare(g), v);
         std::string where;
+        std::vector<T> got;
         const double err = compare_steps<T>(
             *dev, g, bc.faces, steps(50), 17u + dims,
             [&](const T* u, T* out, const T* f, const StencilCoeffs<T>& c) {
               dev->stencil(u, out, f, g, c);
             },
-            &where);
+            &where, &got);
         EXPECT_LE(err, tolerance<T>()) << "worst at " << where;
+        if (first.empty())
+          first = got;
+        else
+          EXPECT_EQ(differing_cells(got, first, g), 0) << "bits differ from " << kVariants[0];
       }
     }
   }

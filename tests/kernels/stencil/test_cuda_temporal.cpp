@@ -171,11 +171,6 @@ Diff run_case(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int n
   return compare(got, ref, g);
 }
 
-template <typename T>
-double tol() {
-  return sizeof(T) == 4 ? 1e-6 : 1e-14;
-}
-
 // Every compiled shape, one pass of k steps, with and without source, small chunks too.
 template <typename T>
 void check_shapes() {
@@ -198,11 +193,8 @@ void check_shapes() {
                                 cuda::launch_temporal<T>(shape, u, tmp, f, g, c, bc.faces, nullptr);
                                 return tmp;
                               });
-              EXPECT_LE(d.rel, tol<T>()) << "worst at " << d.where;
-              // Same point function, same order: bit-for-bit (reported; the bound is the test).
-              if (d.differing)
-                std::printf("temporal %s %s: %lld cells differ in bits (rel %.3g)\n",
-                            shape.str().c_str(), bc.name.c_str(), d.differing, d.rel);
+              // The same point update, every rounding explicit: bit for bit.
+              EXPECT_EQ(d.differing, 0) << "worst at " << d.where << " (rel " << d.rel << ")";
             }
           }
 }
@@ -361,7 +353,7 @@ void check_backend() {
                                      [&](T* u, T* tmp, const T* f, const StencilCoeffs<T>& c) {
                                        return dev->stencil_steps(u, tmp, f, g, c, bc.faces, n);
                                      });
-          EXPECT_LE(d.rel, tol<T>()) << "worst at " << d.where;
+          EXPECT_EQ(d.differing, 0) << "worst at " << d.where << " (rel " << d.rel << ")";
         }
 }
 
