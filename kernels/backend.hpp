@@ -17,6 +17,7 @@
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/source.hpp"
 
 namespace heatsolve {
 
@@ -93,6 +94,16 @@ class Backend {
                                      const StencilCoeffs<T>& c, const BoundaryFaces& bc) {
     apply_boundary(u, g, bc);
     stencil(u, out, f, g, c);
+  }
+
+  // Tells the backend that the values of `field` (an Array of this backend laid out as g; a
+  // source term the sweeps will be given) follow `form`; nullptr forgets it. A device backend
+  // may then generate the values inside its sweeps and fused passes instead of reading the
+  // field (kernels/stencil/source.hpp): the same values, so the same results bit for bit.
+  // Other uses of the field (residuals) read it. Whoever changes the field's values afterwards
+  // must forget the form first. Default: ignored.
+  virtual void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) {
+    (void)field, (void)g, (void)form;
   }
 
   // stencil() restricted to the cells of `r` (same arithmetic per point, so any tiling of the

@@ -2,7 +2,8 @@
 # One GPU-machine call for Jacobi sweeps through the stencil ladder and the temporal passes:
 # the CUDA gtests (every rung and temporal shape bit for bit against single steps, with and
 # without a source), then 512^3 Poisson Jacobi (inputs/poisson_manufactured.yaml, 2,000 sweeps, a
-# residual check every 100) with kernel auto and temporal, float and double, against the heat
+# residual check every 100) with kernel auto and temporal, float and double, the source
+# generated in the sweeps and (HEATSOLVE_CUDA_STORED_SOURCE=1) read from its field, against the heat
 # step (inputs/bench512.yaml, 2,000 steps) in the same call. Logs under $OUT.
 #   OUT=/tmp/out bash scripts/gpu_jacobi.sh
 source "$(dirname "$0")/gpu_common.sh"
@@ -42,6 +43,9 @@ for p in float double; do
   for k in auto temporal; do
     rate jacobi-$p-$k inputs/poisson_manufactured.yaml --set execution.precision=$p \
       --set execution.kernel=$k --set solver.max_iterations=2000 --set solver.check_every=100
+    HEATSOLVE_CUDA_STORED_SOURCE=1 rate jacobi-$p-$k-stored inputs/poisson_manufactured.yaml \
+      --set execution.precision=$p --set execution.kernel=$k --set solver.max_iterations=2000 \
+      --set solver.check_every=100
   done
 done
 stamp done

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <stdexcept>
 
 #include "solvers/solver.hpp"
 
@@ -63,6 +64,90 @@ void fill_shape(std::vector<T>& padded, const Shape& shape, const Config& cfg,
       }
 }
 
+template <typename T>
+SeparableSource<T> separable_shape(const Shape& s, const Config& cfg, const Domain& domain) {
+  const GridDesc& g = domain.local;
+  const int dims = g.dims;
+  const std::array<double, 3> h{g.hx, g.hy, g.hz};
+  const std::array<int, 3> n{g.nx, g.ny, dims == 3 ? g.nz : 1};
+  const std::array<int, 3> total{domain.global.nx, domain.global.ny,
+                                 dims == 3 ? domain.global.nz : 1};
+  SeparableSource<T> form;
+  double offset = 0, scale = 1;
+  switch (s.type) {
+    case ShapeType::Uniform:
+      offset = s.value;
+      scale = 0;
+      break;
+    case ShapeType::Sine:
+      scale = s.amplitude;
+      break;
+    case ShapeType::Gaussian:
+      offset = s.value;
+      scale = s.amplitude;
+      break;
+    case ShapeType::Box:
+      scale = s.value;
+      break;
+    case ShapeType::None:
+      throw std::invalid_argument("separable_shape: no shape");
+  }
+  form.offset = static_cast<T>(offset);
+  form.scale = static_cast<T>(scale);
+  // The factor of axis d at local cell i.
+  const auto factor = [&](int d, int i) {
+    int gi = domain.block.offset[d] + i;
+    gi = ((gi % total[d]) + total[d]) % total[d];
+    const double x = cfg.origin[d] + (gi + 0.5) * h[d];
+    switch (s.type) {
+      case ShapeType::Sine:
+        return std::sin(M_PI * (x - cfg.origin[d]) / cfg.length[d]);
+      case ShapeType::Gaussian:
+        return std::exp(-(x - s.center[d]) * (x - s.center[d]) / (2 * s.width * s.width));
+      case ShapeType::Box:
+        return x < s.lower[d] || x > s.upper[d] ? 0.0 : 1.0;
+      default:
+        return 1.0;
+    }
+  };
+  const int stream = dims - 1;
+  const std::int64_t ss = dims == 3 ? g.stride_z() : g.stride_y();
+  form.plane.assign(std::size_t(ss), T(0));
+  for (int j = 0; j < (dims == 3 ? n[1] : 1); ++j)
+    for (int i = 0; i < n[0]; ++i) {
+      const double p = dims == 3 ? factor(0, i) * factor(1, j) : factor(0, i);
+      form.plane[std::size_t(g.index(i, j, 0) - ss)] = static_cast<T>(p);
+    }
+  form.column.resize(std::size_t(n[stream]));
+  for (int k = 0; k < n[stream]; ++k)
+    form.column[std::size_t(k)] = static_cast<T>(factor(stream, k));
+  return form;
+}
+
+template <typename T>
+void fill_separable(std::vector<T>& padded, const SeparableSource<T>& form, const GridDesc& g) {
+  padded.assign(g.padded_size(), T(0));
+  const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
+  const int nz = g.dims == 3 ? g.nz : 1;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t idx = g.index(i, j, k);
+        const int plane = g.dims == 3 ? k : j;  // along the stream axis
+        padded[std::size_t(idx)] = separable_value(form.offset, form.scale,
+                                                   form.plane[std::size_t(idx - (plane + 1) * ss)],
+                                                   form.column[std::size_t(plane)]);
+      }
+}
+
+template SeparableSource<float> separable_shape<float>(const Shape&, const Config&, const Domain&);
+template SeparableSource<double> separable_shape<double>(const Shape&, const Config&,
+                                                         const Domain&);
+template void fill_separable<float>(std::vector<float>&, const SeparableSource<float>&,
+                                    const GridDesc&);
+template void fill_separable<double>(std::vector<double>&, const SeparableSource<double>&,
+                                     const GridDesc&);
 template void fill_shape<float>(std::vector<float>&, const Shape&, const Config&, const Domain&);
 template void fill_shape<double>(std::vector<double>&, const Shape&, const Config&, const Domain&);
 

@@ -93,7 +93,6 @@ Simulation<T>::Simulation(const Config& cfg, RunContext& ctx, std::vector<FieldW
   BackendOptions options = ctx.backend_options;
   options.source = cfg.source.type != ShapeType::None;
   backend_ = make_backend<T>(cfg.backend, options);
-  kernel_ = backend_->prepare(g_);
 
   const std::size_t n = g_.padded_size();
   u_ = backend_->allocate(n);
@@ -103,10 +102,15 @@ Simulation<T>::Simulation(const Config& cfg, RunContext& ctx, std::vector<FieldW
   u_->copy_from_host(host.data());
   v_->copy_from_host(host.data());  // ghosts of both buffers start defined
   if (cfg.source.type != ShapeType::None) {
+    // Stored from its separable form, which the backend may generate in its sweeps instead.
     f_ = backend_->allocate(n);
-    fill_shape(host, cfg.source, cfg, ctx.domain);
+    const SeparableSource<T> form = separable_shape<T>(cfg.source, cfg, ctx.domain);
+    fill_separable(host, form, g_);
     f_->copy_from_host(host.data());
+    backend_->describe_source(f_->data(), g_, &form);
   }
+  // After the source is described: "auto" then times the sweeps the run will take.
+  kernel_ = backend_->prepare(g_);
   for (const FaceBC& face : ctx.domain.faces)
     overlap_ = overlap_ || (cfg.overlap && exchanger_ && face.type == BoundaryType::Exchange);
   // With overlap the physical ghosts are filled before the exchange starts, so only the
@@ -233,13 +237,16 @@ int Simulation<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
     deep_f_->set_zero();
     copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
     deep_->exchange(*backend_, deep_f_->data());
+    const SeparableSource<T> form = separable_shape<T>(cfg_.source, cfg_, geo.extended_domain);
+    backend_->describe_source(deep_f_->data(), geo.extended, &form);
   }
   if (automatic) {
     const double steps = double(kTrialPasses * depth);
     const std::array<double, 2> seconds = time_single_and_fused(f, c, kTrialPasses);
     trial_ms_ = {1e3 * seconds[0] / steps, 1e3 * seconds[1] / steps};
     if (!(seconds[1] < seconds[0])) {  // single steps win (every rank sees the same maxima)
-      deep_.reset();
+      if (deep_f_) backend_->describe_source(deep_f_->data(), geo.extended, nullptr);
+      deep_.reset();  // geo with it
       deep_u_.reset();
       deep_v_.reset();
       deep_f_.reset();
@@ -290,8 +297,15 @@ std::array<double, 2> Simulation<T>::time_single_and_fused(const T* f, const Ste
 template <typename T>
 void Simulation<T>::fused_steps(const T* f, const StencilCoeffs<T>& c, int steps) {
   if (!deep_) {
-    T* res = backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, steps);
-    if (res != u_->data()) std::swap(u_, v_);
+    // Blocks of the run's k: the backend's stencil_steps would take its largest compiled k
+    // for a long run of steps (a Jacobi stretch between residual checks), not the chosen one.
+    const int k = std::max(1, fused_depth_);
+    for (int left = steps; left > 0;) {
+      const int n = std::min(left, k);
+      T* res = backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, n);
+      if (res != u_->data()) std::swap(u_, v_);
+      left -= n;
+    }
     return;
   }
   const DeepHaloGeometry& geo = deep_->geometry();
@@ -596,13 +610,15 @@ RunResult Simulation<T>::run_poisson() {
         fused_steps(f, c, int(kb));
         it += kb;
       } else if (kb == 1) {
-        sweep(u_->data(), v_->data(), f, c);
+        sweep(u_->data(), v_->data(), f, c, true);
         std::swap(u_, v_);
         ++it;
       }
     }
     sync_state();
-    sweep(u_->data(), v_->data(), f, c);
+    // Nothing reads u_'s ghosts after the sweep (the residual fills v_'s): the rules may be
+    // applied inside it.
+    sweep(u_->data(), v_->data(), f, c, true);
     ++it;
     if (it % check == 0 || it == cfg_.max_iterations) {
       residual = poisson_residual(v_->data(), f, f_norm, u_->data());
@@ -986,6 +1002,7 @@ RunResult Simulation<T>::run_multigrid() {
     f_->copy_to_host(host.data());
     const double shift = sum / double(global_points_);
     for (T& v : host) v = static_cast<T>(double(v) - shift);
+    backend_->describe_source(f_->data(), g_, nullptr);  // no longer the deck's separable form
     f_->copy_from_host(host.data());
     rn = mg_start(u_->data(), f);
   }

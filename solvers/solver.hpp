@@ -108,4 +108,15 @@ template <typename T>
 void fill_shape(std::vector<T>& padded, const Shape& shape, const Config& cfg,
                 const Domain& domain);
 
+// A Shape (not None) in separable form on `domain.local` (kernels/stencil/source.hpp): one
+// factor per axis at the cell centres, evaluated in double; cells past the global grid (deep
+// halo margins across a periodic face) take the factor of the cell they wrap to, as the
+// exchanged values do.
+template <typename T>
+SeparableSource<T> separable_shape(const Shape& shape, const Config& cfg, const Domain& domain);
+
+// The padded field of a separable form on g (ghosts 0): separable_value() at every cell.
+template <typename T>
+void fill_separable(std::vector<T>& padded, const SeparableSource<T>& form, const GridDesc& g);
+
 }  // namespace heatsolve

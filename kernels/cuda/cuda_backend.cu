@@ -2,6 +2,7 @@
 // selection by timing, and the (isolated) reductions.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -169,7 +170,8 @@ class CudaBackend final : public Backend<T> {
           break;
         }
       if (k > 1) {
-        launch_temporal<T>(temporal_default_shape<T>(g.dims, k), u, tmp, f, g, c, bc, stream_);
+        launch_temporal<T>(temporal_default_shape<T>(g.dims, k), u, tmp, source_ref(f, g), g, c, bc,
+                           stream_);
       } else {
         apply_boundary(u, g, bc);
         stencil(u, tmp, f, g, c);
@@ -189,8 +191,8 @@ class CudaBackend final : public Backend<T> {
     if (!temporal_ || !temporal_supported(g, bc) ||
         std::find(ks.begin(), ks.end(), steps) == ks.end())
       return false;
-    launch_temporal<T>(temporal_default_shape<T>(g.dims, steps), u, out, f, g, c, bc, stream_,
-                       PlaneRange{p0, p1});
+    launch_temporal<T>(temporal_default_shape<T>(g.dims, steps), u, out, source_ref(f, g), g, c, bc,
+                       stream_, PlaneRange{p0, p1});
     return true;
   }
 
@@ -207,7 +209,30 @@ class CudaBackend final : public Backend<T> {
   void stencil(const T* u, T* out, const T* f, const GridDesc& g,
                const StencilCoeffs<T>& c) override {
     const Choice& ch = choose(g, f != nullptr);
-    launch_stencil<T>(ch.variant, ch.shape, u, out, f, g, c, stream_);
+    launch_stencil<T>(ch.variant, ch.shape, u, out, source_ref(f, g), g, c, stream_);
+  }
+
+  // Keeps a device copy of the form's factors; sweeps given `field` on a grid of g's extents
+  // then generate it (source_ref). HEATSOLVE_CUDA_STORED_SOURCE=1 keeps reading the field (to
+  // compare the two in one benchmark).
+  void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) override {
+    generated_.erase(std::remove_if(generated_.begin(), generated_.end(),
+                                    [&](const Generated& x) { return x.field == field; }),
+                     generated_.end());
+    static const bool stored = std::getenv("HEATSOLVE_CUDA_STORED_SOURCE") != nullptr;
+    if (!form || !field || stored) return;
+    Generated x;
+    x.field = field;
+    x.g = g;
+    x.plane = CudaBuffer<T>(form->plane.size());
+    x.column = CudaBuffer<T>(form->column.size());
+    CUDA_CHECK(cudaMemcpy(x.plane.get(), form->plane.data(), form->plane.size() * sizeof(T),
+                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(x.column.get(), form->column.data(), form->column.size() * sizeof(T),
+                          cudaMemcpyHostToDevice));
+    x.offset = form->offset;
+    x.scale = form->scale;
+    generated_.push_back(std::move(x));
   }
 
   // The ghost-fill pass costs about 15 % of a 512^3 float 2.5d-tma step (scattered x-face
@@ -215,7 +240,7 @@ class CudaBackend final : public Backend<T> {
   void stencil_with_boundary(T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
                              const BoundaryFaces& bc) override {
     const Choice& ch = choose(g, f != nullptr);
-    step_with_boundary(ch.variant, ch.shape, u, out, f, g, c, bc);
+    step_with_boundary(ch.variant, ch.shape, u, out, source_ref(f, g), g, c, bc);
   }
 
   // A slab of whole outer-axis layers (z in 3D, y in 2D) is itself a padded grid: shift the
@@ -238,8 +263,10 @@ class CudaBackend final : public Backend<T> {
       view.ny = r.hi[1] - r.lo[1];
       shift = r.lo[1] * g.stride_y();
     }
-    launch_stencil<T>(ch.variant, ch.shape, u + shift, out + shift, f ? f + shift : nullptr, view,
-                      c, stream_);
+    launch_stencil<T>(ch.variant, ch.shape, u + shift, out + shift,
+                      source_ref(f, g).from_plane(three_d ? r.lo[2] : r.lo[1],
+                                                  three_d ? g.stride_z() : g.stride_y()),
+                      view, c, stream_);
     return true;
   }
 
@@ -327,8 +354,9 @@ class CudaBackend final : public Backend<T> {
 
   // One heat step's sweep with variant v: the face rules inside the sweep where v applies
   // them, else the ghost fill and the plain sweep.
-  void step_with_boundary(StencilVariant v, const StencilShape& shape, T* u, T* out, const T* f,
-                          const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc) {
+  void step_with_boundary(StencilVariant v, const StencilShape& shape, T* u, T* out,
+                          const SourceRef<T>& f, const GridDesc& g, const StencilCoeffs<T>& c,
+                          const BoundaryFaces& bc) {
     if (stencil_applies_rules(v, bc)) {
       launch_stencil<T>(v, shape, u, out, f, g, c, stream_, &bc);
     } else {
@@ -358,7 +386,7 @@ class CudaBackend final : public Backend<T> {
     fill_random_device<T>(a.get(), n, 12345, -1.0, 1.0, stream_);
     fill_random_device<T>(b.get(), n, 54321, -1.0, 1.0, stream_);
     if (with_source) fill_random_device<T>(src.get(), n, 999, -1.0, 1.0, stream_);
-    const T* f = with_source ? src.get() : nullptr;
+    const SourceRef<T> f = with_source ? timing_source(src.get(), g) : SourceRef<T>{};
     StencilCoeffs<T> c;
     c.center = T(0.4);
     c.cx = c.cy = c.cz = T(0.1);
@@ -417,7 +445,7 @@ class CudaBackend final : public Backend<T> {
     fill_random_device<T>(a.get(), n, 777, -1.0, 1.0, stream_);
     fill_random_device<T>(b.get(), n, 778, -1.0, 1.0, stream_);
     if (opts_.source) fill_random_device<T>(fsrc.get(), n, 779, -1.0, 1.0, stream_);
-    const T* f = opts_.source ? fsrc.get() : nullptr;
+    const SourceRef<T> f = opts_.source ? timing_source(fsrc.get(), g) : SourceRef<T>{};
     StencilCoeffs<T> c;
     c.center = T(0.4);
     c.cx = c.cy = c.cz = T(0.1);
@@ -467,6 +495,40 @@ class CudaBackend final : public Backend<T> {
   }
 
   BackendOptions opts_;
+  // A described source (describe_source): the field it stands for, its grid, its factors.
+  struct Generated {
+    const T* field = nullptr;
+    GridDesc g;
+    CudaBuffer<T> plane, column;
+    T offset = 0, scale = 0;
+  };
+  std::vector<Generated> generated_;
+  // The kernels' view of source f on g: generated where f was described for a grid of g's
+  // extents, else the stored field (nullptr: none).
+  SourceRef<T> source_ref(const T* f, const GridDesc& g) const {
+    SourceRef<T> r(f);
+    for (const Generated& x : generated_)
+      if (f && x.field == f && same_extents(x.g, g)) generate(x, g, &r);
+    return r;
+  }
+  // What a tuning sweep on g times for a source: a random field, generated like the run's own
+  // source where one is described for g's extents (so the run's path is the one timed).
+  SourceRef<T> timing_source(const T* random_field, const GridDesc& g) const {
+    SourceRef<T> r(random_field);
+    for (const Generated& x : generated_)
+      if (same_extents(x.g, g)) generate(x, g, &r);
+    return r;
+  }
+  static bool same_extents(const GridDesc& a, const GridDesc& b) {
+    return a.dims == b.dims && a.nx == b.nx && a.ny == b.ny && (a.dims == 2 || a.nz == b.nz);
+  }
+  static void generate(const Generated& x, const GridDesc& g, SourceRef<T>* r) {
+    r->plane = x.plane.get();
+    r->column = x.column.get();
+    r->offset = x.offset;
+    r->scale = x.scale;
+    r->ss = g.dims == 3 ? g.stride_z() : g.stride_y();
+  }
   bool temporal_ = false;
   int time_block_ = 1;
   std::optional<StencilVariant> fixed_;

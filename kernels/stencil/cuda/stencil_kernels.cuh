@@ -20,6 +20,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/cuda/ghost_rules.cuh"
+#include "kernels/stencil/source.hpp"
 
 namespace heatsolve::cuda {
 
@@ -81,30 +82,50 @@ __device__ __forceinline__ T point_finish(const StencilCoeffs<T>& c, T part, T s
   return fma_rn(stream_coeff<DIM>(c), sp, part);
 }
 
-// part with the source read from f (none where f is null).
+// A sweep's source term (SourceRef, kernels/stencil/source.hpp) at cell idx in plane k of the
+// stream axis: stored, or generated from its separable form with separable_value()'s
+// roundings (the plane factor of a block's tile stays in L1 across its planes).
+template <typename T>
+__device__ __forceinline__ T source_value(const SourceRef<T>& f, T plane_factor, int k) {
+  return add_rn(f.offset, mul_rn(f.scale, mul_rn(plane_factor, __ldg(f.column + k))));
+}
+template <typename T>
+__device__ __forceinline__ T source_at(const SourceRef<T>& f, std::int64_t idx, int k) {
+  return f.plane ? source_value(f, __ldg(f.plane + (idx - (k + 1) * f.ss)), k)
+                 : __ldg(f.field + idx);
+}
+
+// How an instance compiled for one kind of source term (template parameter SRC) gets it: none,
+// the stored field, or generated from the separable form.
+inline constexpr int kSourceNone = 0, kSourceStaged = 1, kSourceGenerated = 2;
+
+// part with the source of f at cell idx of stream plane k (none where f has none).
 template <int DIM, typename T>
 __device__ __forceinline__ T point_part(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
-                                        T sm, const T* __restrict__ f, std::int64_t idx) {
-  return f ? point_part<DIM, true>(c, u, xm, xp, pm, pp, sm, __ldg(f + idx))
-           : point_part<DIM, false>(c, u, xm, xp, pm, pp, sm, T(0));
+                                        T sm, const SourceRef<T>& f, std::int64_t idx, int k) {
+  return f.present() ? point_part<DIM, true>(c, u, xm, xp, pm, pp, sm, source_at(f, idx, k))
+                     : point_part<DIM, false>(c, u, xm, xp, pm, pp, sm, T(0));
 }
 
 // The update in stream form: (xm, xp) x neighbours, (pm, pp) in-plane y neighbours (3D only),
-// (sm, sp) neighbours along the stream axis (z in 3D, y in 2D).
+// (sm, sp) neighbours along the stream axis (z in 3D, y in 2D); the cell is idx, in plane k of
+// that axis.
 template <int DIM, typename T>
 __device__ __forceinline__ T stream_point(const StencilCoeffs<T>& c, T u, T xm, T xp, T pm, T pp,
-                                          T sm, T sp, const T* __restrict__ f, std::int64_t idx) {
-  return point_finish<DIM>(c, point_part<DIM>(c, u, xm, xp, pm, pp, sm, f, idx), sp);
+                                          T sm, T sp, const SourceRef<T>& f, std::int64_t idx,
+                                          int k) {
+  return point_finish<DIM>(c, point_part<DIM>(c, u, xm, xp, pm, pp, sm, f, idx, k), sp);
 }
 
-// The update in grid form (zm, zp ignored in 2D).
+// The update in grid form (zm, zp ignored in 2D); the cell is (i, j, k) at idx.
 template <int DIM, typename T>
 __device__ __forceinline__ T stencil_point(const StencilCoeffs<T>& c, T u, T xm, T xp, T ym, T yp,
-                                           T zm, T zp, const T* __restrict__ f, std::int64_t idx) {
+                                           T zm, T zp, const SourceRef<T>& f, std::int64_t idx,
+                                           int j, int k) {
   if constexpr (DIM == 3)
-    return stream_point<3>(c, u, xm, xp, ym, yp, zm, zp, f, idx);
+    return stream_point<3>(c, u, xm, xp, ym, yp, zm, zp, f, idx, k);
   else
-    return stream_point<2>(c, u, xm, xp, T(0), T(0), ym, yp, f, idx);
+    return stream_point<2>(c, u, xm, xp, T(0), T(0), ym, yp, f, idx, j);
 }
 
 struct StreamGeom {
@@ -134,8 +155,8 @@ inline StreamGeom stream_geom(const GridDesc& g) {
 // ---- rung 1: naive ------------------------------------------------------------------------
 template <typename T, int DIM, int BX, int BY, int BZ>
 __global__ void __launch_bounds__(BX* BY* BZ)
-    stencil_naive_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                         GridDesc g, StencilCoeffs<T> c) {
+    stencil_naive_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, GridDesc g,
+                         StencilCoeffs<T> c) {
   const int i = blockIdx.x * BX + threadIdx.x;
   const int j = blockIdx.y * BY + threadIdx.y;
   const int k = DIM == 3 ? int(blockIdx.z) * BZ + int(threadIdx.z) : 0;
@@ -148,7 +169,7 @@ __global__ void __launch_bounds__(BX* BY* BZ)
     zp = u[idx + sz];
   }
   out[idx] = stencil_point<DIM>(c, u[idx], u[idx - 1], u[idx + 1], u[idx - sy], u[idx + sy], zm, zp,
-                                f, idx);
+                                f, idx, j, k);
 }
 
 // "nondivergent" halo load: the halo faces of an ex x ey x ez tile as one linear index space
@@ -205,8 +226,8 @@ __device__ __forceinline__ void load_tile_halo(T (&s)[TZ][TY][TX], const T* __re
 // consecutive threads, so whole warps take the same branch).
 template <typename T, int DIM, int BX, int BY, int BZ, bool HALO_BY_WARPS>
 __global__ void __launch_bounds__(BX* BY* BZ)
-    stencil_tiled_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                         GridDesc g, StencilCoeffs<T> c) {
+    stencil_tiled_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, GridDesc g,
+                         StencilCoeffs<T> c) {
   constexpr int TX = BX + 2, TY = BY + 2, TZ = DIM == 3 ? BZ + 2 : 1;
   constexpr int HZ = DIM == 3 ? 1 : 0;  // z halo width of the tile
   __shared__ T s[TZ][TY][TX];
@@ -247,8 +268,9 @@ __global__ void __launch_bounds__(BX* BY* BZ)
     zm = s[lz - 1][ly][lx];
     zp = s[lz + 1][ly][lx];
   }
-  out[idx] = stencil_point<DIM>(c, s[lz][ly][lx], s[lz][ly][lx - 1], s[lz][ly][lx + 1],
-                                s[lz][ly - 1][lx], s[lz][ly + 1][lx], zm, zp, f, idx);
+  out[idx] =
+      stencil_point<DIM>(c, s[lz][ly][lx], s[lz][ly][lx - 1], s[lz][ly][lx + 1], s[lz][ly - 1][lx],
+                         s[lz][ly + 1][lx], zm, zp, f, idx, y0 + ty, z0 + tz);
 }
 
 // ---- rungs 4 and 5: 2.5D streaming ---------------------------------------------------------
@@ -288,7 +310,7 @@ struct PlaneHalo {
 
 template <typename T, int DIM, int BX, int BY, bool SINGLE_SLICE>
 __global__ void __launch_bounds__(BX* BY)
-    stencil_streaming_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+    stencil_streaming_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f,
                              StreamGeom g, StencilCoeffs<T> c, int chunk) {
   static_assert(DIM == 3 || BY == 1, "2D streaming tiles are one row high");
   using Halo = PlaneHalo<T, DIM, BX, BY>;
@@ -335,7 +357,7 @@ __global__ void __launch_bounds__(BX* BY)
           pp = sl[my_slot + TX];
         }
         out[plane + me] = stream_point<DIM>(c, sc, sl[my_slot - 1], sl[my_slot + 1], pm, pp, sm, sp,
-                                            f, plane + me);
+                                            f, plane + me, k);
       }
       __syncthreads();
       sm = sc;
@@ -359,7 +381,8 @@ __global__ void __launch_bounds__(BX* BY)
           pm = sl[my_slot - TX];
           pp = sl[my_slot + TX];
         }
-        part = point_part<DIM>(c, sc, sl[my_slot - 1], sl[my_slot + 1], pm, pp, sm, f, plane + me);
+        part =
+            point_part<DIM>(c, sc, sl[my_slot - 1], sl[my_slot + 1], pm, pp, sm, f, plane + me, k);
       }
       __syncthreads();  // everyone has read plane k
       if (in && k + 1 < k1) s[0][my_slot] = sp;
@@ -406,7 +429,7 @@ struct Vec2<double> {
 
 template <typename T, int DIM, int BX, int BY, int RY, int PD, int VX = 1, int MINB = 1>
 __global__ void __launch_bounds__(BX* BY, MINB)
-    stencil_register_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+    stencil_register_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f,
                             StreamGeom g, StencilCoeffs<T> c, int chunk, int xshift = 0) {
   static_assert(BX % 32 == 0, "warps must lie along x");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
@@ -499,11 +522,11 @@ __global__ void __launch_bounds__(BX* BY, MINB)
           if (VX == 1 || !vec) {  // scalar stores; f read at interior cells only
             if (xin[v])
               out[idx + v] = stream_point<DIM>(c, w, xm, xp, pm, pp, col[sm_][C0 + r][v],
-                                               col[sp_][C0 + r][v], f, idx + v);
+                                               col[sp_][C0 + r][v], f, idx + v, k);
           } else {
             res[v] =
                 stream_point<DIM>(c, w, xm, xp, pm, pp, col[sm_][C0 + r][v], col[sp_][C0 + r][v],
-                                  xin[0] && xin[1] ? f : nullptr, idx + v);
+                                  xin[0] && xin[1] ? f : SourceRef<T>{}, idx + v, k);
           }
         }
         if constexpr (VX == 2) {
@@ -519,7 +542,7 @@ __global__ void __launch_bounds__(BX* BY, MINB)
                                         v < VX - 1 ? col[sc_][C0 + r][1] : right,
                                         DIM == 3 ? col[sc_][C0 + r - (DIM == 3)][v] : T(0),
                                         DIM == 3 ? col[sc_][C0 + r + (DIM == 3)][v] : T(0),
-                                        col[sm_][C0 + r][v], col[sp_][C0 + r][v], f, idx + v);
+                                        col[sm_][C0 + r][v], col[sp_][C0 + r][v], f, idx + v, k);
             }
           }
         }
@@ -587,8 +610,8 @@ struct AsyncTile {
 
 template <typename T, int DIM, int TX, int BY, int RY, int S, int CB, int MINB>
 __global__ void __launch_bounds__(TX* BY, MINB)
-    stencil_async_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                         StreamGeom g, StencilCoeffs<T> c, int chunk) {
+    stencil_async_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
+                         StencilCoeffs<T> c, int chunk) {
   static_assert(DIM == 3 || (BY == 1 && RY == 1), "2D tiles are one row");
   static_assert(S >= 3, "two stages are read while at least one is in flight");
   constexpr int TY = DIM == 3 ? BY * RY : 1;
@@ -690,7 +713,8 @@ __global__ void __launch_bounds__(TX* BY, MINB)
       const T xm = sc[r * pitch - 1], xp = sc[r * pitch + 1];
       if (col_in && ty * RY + r < ey) {
         const std::int64_t idx = orow + g.sy * r;
-        out[idx] = stream_point<DIM>(c, curr[r], xm, xp, ym, yp, prev[r], next[r], f, idx);
+        out[idx] =
+            stream_point<DIM>(c, curr[r], xm, xp, ym, yp, prev[r], next[r], f, idx, k0 + q - 1);
       }
     }
 #pragma unroll
@@ -745,10 +769,10 @@ struct TmaTile {
   static constexpr std::size_t SMEM_BYTES = RING_BYTES + S * sizeof(std::uint64_t);
 };
 
-template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB, bool SOURCE>
+template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB, int SRC>
 __global__ void __launch_bounds__(TX* BY, MINB)
-    stencil_tma_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                       StreamGeom g, StencilCoeffs<T> c, int chunk, GhostRules<T> gr) {
+    stencil_tma_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
+                       StencilCoeffs<T> c, int chunk, GhostRules<T> gr) {
   static_assert(DIM == 3 || (BY == 1 && RY == 1), "2D tiles are one row");
   static_assert(TX % 32 == 0, "warp 0 lies in the first row of threads");
   static_assert(S >= 4, "three stages are read while at least one is in flight");
@@ -813,6 +837,19 @@ __global__ void __launch_bounds__(TX* BY, MINB)
     for (int st = 0; st < S; ++st) mbarrier_init(full0 + 8u * st, NWI);
     mbarrier_init_fence();
   }
+  // kSourceGenerated: the tile's plane factors ([row][column], the same in every plane), after
+  // the stages and barriers; read like the stages, so a cell's source costs no global load.
+  T* const factors = reinterpret_cast<T*>(tma_smem + Tile::SMEM_BYTES);
+  if constexpr (SRC == kSourceGenerated) {
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const int row = ty * RY + r;
+      const bool in = tx < ex && (DIM == 3 ? row < ey : true);
+      factors[row * TX + tx] =
+          in ? __ldg(f.plane + (g.origin - g.ss + x0 + tx + (DIM == 3 ? g.sy * (y0 + row) : 0)))
+             : T(0);
+    }
+  }
   __syncthreads();
   if (producer)
 #pragma unroll 1
@@ -837,7 +874,6 @@ __global__ void __launch_bounds__(TX* BY, MINB)
   const auto at = [&](int off) { return *reinterpret_cast<const T*>(tma_smem + off); };
   int rows_left = DIM == 3 ? ey - ty * RY : 1;  // rows of this thread inside the grid
   T* oplane = out + g.origin + x0 + (DIM == 3 ? g.sy * (y0 + ty * RY) : 0) + g.ss * k0;
-  const T* fplane = SOURCE ? f + (oplane - out) : nullptr;
   const int sy = DIM == 3 ? int(g.sy) : 0;  // row stride (fits: the launcher checks)
 
   // Boundary rules on the stages (gr.active != 0: ghosts of u in memory are not read; see
@@ -916,20 +952,30 @@ __global__ void __launch_bounds__(TX* BY, MINB)
     }
     const int bp = stage_base(q - 1), bc = stage_base(q), bn = stage_base(q + 1);
     const std::uint32_t e = oelem + std::uint32_t(q - 1) * ss_u;  // column x0, row 0, plane q-1
+    T column = 0;  // kSourceGenerated: the stream factor of this plane
+    if constexpr (SRC == kSourceGenerated) column = __ldg(f.column + (k0 + q - 1));
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const int d = int((0u - (e + std::uint32_t(r) * sy_mod)) & std::uint32_t(SEC - 1));
       const int col = (tx + d + TX - 32) & (TX - 1);
       const int o = r * pb + int(sizeof(T)) * col;
       const bool inside = col < ex && r < rows_left;  // f is read at inside cells only
-      const T v = stream_point<DIM>(c, at(bc + o), at(bc + o - int(sizeof(T))),
-                                    at(bc + o + int(sizeof(T))), DIM == 3 ? at(bc + o - pb) : T(0),
-                                    DIM == 3 ? at(bc + o + pb) : T(0), at(bp + o), at(bn + o),
-                                    SOURCE && inside ? fplane : nullptr, r * sy + col);
+      T fv = 0;
+      if constexpr (SRC == kSourceStaged) {
+        if (inside) fv = __ldg(oplane - out + f.field + r * sy + col);
+      } else if constexpr (SRC == kSourceGenerated) {
+        if (inside)
+          fv = add_rn(f.offset, mul_rn(f.scale, mul_rn(factors[(ty * RY + r) * TX + col], column)));
+      }
+      const T v = point_finish<DIM>(
+          c,
+          point_part<DIM, SRC != kSourceNone>(
+              c, at(bc + o), at(bc + o - int(sizeof(T))), at(bc + o + int(sizeof(T))),
+              DIM == 3 ? at(bc + o - pb) : T(0), DIM == 3 ? at(bc + o + pb) : T(0), at(bp + o), fv),
+          at(bn + o));
       if (inside) oplane[r * sy + col] = v;
     }
     oplane += g.ss;
-    if constexpr (SOURCE) fplane += g.ss;
   }
 }
 

@@ -109,7 +109,7 @@ template <typename T>
 struct Args {
   const T* u;
   T* out;
-  const T* f;
+  SourceRef<T> f;
   GridDesc g;
   StencilCoeffs<T> c;
   int chunk;  // planes per block for the streaming rungs (0 = auto)
@@ -189,18 +189,21 @@ void launch_async(const Args<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-// 2.5d-tma: one instance with and one without the source term (no per-point test).
+// 2.5d-tma: one instance per kind of source term (no per-point test); a generated source keeps
+// the tile's plane factors in shared memory after the stages.
 template <typename T, int DIM, int TX, int BY, int RY, int S, int MINB>
 void launch_tma(const Args<T>& a) {
   constexpr int TY = DIM == 3 ? BY * RY : 1;
-  constexpr std::size_t smem = TmaTile<T, DIM, TX, TY, S>::SMEM_BYTES;
+  const std::size_t smem =
+      TmaTile<T, DIM, TX, TY, S>::SMEM_BYTES + (a.f.plane ? std::size_t(TY) * TX * sizeof(T) : 0);
   if (!stencil_variant_supported(StencilVariant::Tma25D))
     throw BackendError("stencil variant '2.5d-tma' needs a device of compute capability 9.0+");
   const StreamGeom s = stream_geom(a.g);
   if (s.sy > (std::int64_t(1) << 30) / RY)
     throw BackendError("2.5d-tma: rows too long for 32-bit row offsets");
-  const auto kernel = a.f ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, true>
-                          : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, false>;
+  const auto kernel = a.f.plane ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceGenerated>
+                      : a.f.field ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceStaged>
+                                  : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceNone>;
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), TX * BY, smem);
   int chunk = a.chunk;
   const dim3 grid = stream_grid(s, TX, TY, chunk, [&](int tiles) {
@@ -441,9 +444,9 @@ bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc) {
 }
 
 template <typename T>
-void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
-                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream,
-                    const BoundaryFaces* rules) {
+void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out,
+                    const SourceRef<T>& f, const GridDesc& g, const StencilCoeffs<T>& c,
+                    cudaStream_t stream, const BoundaryFaces* rules) {
   if (rules && !stencil_applies_rules(v, *rules))
     throw BackendError(std::string("stencil variant '") + stencil_variant_name(v) +
                        "' cannot apply these boundary rules itself");
@@ -468,12 +471,12 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
                      "' is not compiled with shape " + shape.str());
 }
 
-#define HS_INSTANTIATE(T)                                                                      \
-  template std::vector<StencilShape> compiled_shapes<T>(StencilVariant, int);                  \
-  template StencilShape resolve_shape<T>(StencilVariant, int, const std::array<int, 3>&);      \
-  template void launch_stencil<T>(StencilVariant, const StencilShape&, const T*, T*, const T*, \
-                                  const GridDesc&, const StencilCoeffs<T>&, cudaStream_t,      \
-                                  const BoundaryFaces*);
+#define HS_INSTANTIATE(T)                                                                        \
+  template std::vector<StencilShape> compiled_shapes<T>(StencilVariant, int);                    \
+  template StencilShape resolve_shape<T>(StencilVariant, int, const std::array<int, 3>&);        \
+  template void launch_stencil<T>(StencilVariant, const StencilShape&, const T*, T*,             \
+                                  const SourceRef<T>&, const GridDesc&, const StencilCoeffs<T>&, \
+                                  cudaStream_t, const BoundaryFaces*);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

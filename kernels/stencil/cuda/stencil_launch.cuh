@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "core/grid.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/source.hpp"
 
 namespace heatsolve::cuda {
 
@@ -43,14 +44,14 @@ bool is_streaming(StencilVariant v);
 // True when variant v can apply the boundary rules of bc itself (2.5d-tma, no Periodic face).
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc);
 
-// One sweep out = stencil(u) (+ source*f) over the interior, asynchronous on `stream`. With
-// `rules` (where stencil_applies_rules), the kernel applies the Dirichlet/Neumann rules of
-// those faces itself and does not read u's ghosts there: the result is bitwise that of
-// apply_boundary(u, rules) followed by the plain sweep.
+// One sweep out = stencil(u) (+ source*f; f stored or generated, SourceRef) over the interior,
+// asynchronous on `stream`. With `rules` (where stencil_applies_rules), the kernel applies the
+// Dirichlet/Neumann rules of those faces itself and does not read u's ghosts there: the result
+// is bitwise that of apply_boundary(u, rules) followed by the plain sweep.
 template <typename T>
-void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out, const T* f,
-                    const GridDesc& g, const StencilCoeffs<T>& c, cudaStream_t stream,
-                    const BoundaryFaces* rules = nullptr);
+void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* out,
+                    const SourceRef<T>& f, const GridDesc& g, const StencilCoeffs<T>& c,
+                    cudaStream_t stream, const BoundaryFaces* rules = nullptr);
 
 // Multiprocessor count of the current device (cached per device).
 int current_sm_count();

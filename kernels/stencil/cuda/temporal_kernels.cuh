@@ -21,9 +21,12 @@
 //     (each thread's cells copied two planes ahead into shared memory by cp.async, all K
 //     stages under one face path per iteration).
 //
-// The source term (Jacobi; SOURCE = true instances, SourceRing below): each thread stages its
-// own cells of every source plane once per pass in shared memory by cp.async, ahead of use, and
-// the K sub-steps read it there; instances without a source allocate and copy nothing.
+// The source term (Jacobi), SRC: kSourceStaged instances stage each thread's own cells of every
+// source plane once per pass in shared memory by cp.async, ahead of use (SourceRing below), and
+// the K sub-steps read it there; kSourceGenerated instances generate it from its separable
+// form (SourceRef): each thread loads its cells' plane factors once, and a sub-step multiplies
+// them by the plane's stream factor, so a pass reads no source field at all; kSourceNone
+// instances allocate and copy nothing.
 //
 // Boundaries inside the pass: ghost cells are never stored. Where a neighbour of a domain cell
 // lies outside the domain, the consumer substitutes the ghost rule of that face applied to
@@ -48,7 +51,7 @@ namespace heatsolve::cuda {
 template <typename T, int K, int BY, int RY, int VX>
 struct SourceRing;
 
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
+template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC>
 struct TemporalGeom {
   static constexpr int WX = 32 * VX;                           // columns of a warp (extended tile)
   static constexpr int UX = WX - 2 * K;                        // useful columns of a warp
@@ -60,7 +63,7 @@ struct TemporalGeom {
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
   static constexpr int HALO = DIM == 3 ? 2 * K * BY * 2 * WX : 0;  // values, then the source
   static constexpr std::size_t shared_bytes() {
-    return sizeof(T) * (HALO + (SOURCE ? SourceRing<T, K, BY, RY, VX>::SIZE : 0));
+    return sizeof(T) * (HALO + (SRC == kSourceStaged ? SourceRing<T, K, BY, RY, VX>::SIZE : 0));
   }
 };
 
@@ -121,6 +124,20 @@ struct SourceRing {
     for (int r = 0; r < RY; ++r) load_lane<T, VX>(F[r], src + r * WX);
   }
 };
+
+// kSourceGenerated: this thread's source at plane p from its cells' plane factors PF (loaded
+// once) and the plane's stream factor (clamped into the grid: planes outside are computed but
+// never used), as source_value() forms it.
+template <typename T, int RY, int VX>
+__device__ __forceinline__ void generate_source(T (&F)[RY][VX], const T (&PF)[RY][VX],
+                                                const SourceRef<T>& f, int p, int ns) {
+  const T column = __ldg(f.column + min(max(p, 0), ns - 1));
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int v = 0; v < VX; ++v)
+      F[r][v] = add_rn(f.offset, mul_rn(f.scale, mul_rn(PF[r][v], column)));
+}
 
 // FACES: which ghost tests a sub-step compiles in, a mask of kFaceX, kFaceY (in-plane faces
 // the block's extended tile touches) and kFaceStream (planes 0 and ns-1: all three). 0 is the
@@ -217,13 +234,14 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 // y. 2D: each warp is its own x tile (no barrier; shared memory only for the source).
 // blockIdx.z: chunk of `chunk` output planes along the stream axis, the chunks tiling the
 // planes [p0, p1) that the pass stores (0, ns: all); a chunk's planes are computed the same
-// way wherever it starts, so a range's cells have the full pass's bits. SOURCE: f is read (and
-// staged, SourceRing); without it f is ignored.
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
+// way wherever it starts, so a range's cells have the full pass's bits. SRC: the source term
+// (kSource*, above); without one f is ignored.
+template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC>
 __global__ void __launch_bounds__(32 * BY)
-    temporal_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
-                    StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
-  using G = TemporalGeom<T, DIM, K, BY, RY, VX, SOURCE>;
+    temporal_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
+                    StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
+  using G = TemporalGeom<T, DIM, K, BY, RY, VX, SRC>;
+  constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY;
   extern __shared__ __align__(16) unsigned char temporal_smem_raw[];
   T* const sh = reinterpret_cast<T*>(temporal_smem_raw);  // [2][K][BY][2][WX] (3D)
@@ -284,8 +302,8 @@ __global__ void __launch_bounds__(32 * BY)
   using Source = SourceRing<T, K, BY, RY, VX>;
   const Source fring(sh + G::HALO, q0, min(q1 - 1, ns - 1));
   const auto stage_source = [&](int p) {  // this thread's cells of plane p, one group
-    if (SOURCE && p <= fring.last) {
-      const T* const src = f + g.origin + g.ss * p;
+    if (RING && p <= fring.last) {
+      const T* const src = f.field + g.origin + g.ss * p;
       T* const dst = fring.slot(p);
 #pragma unroll
       for (int r = 0; r < RY; ++r)
@@ -295,9 +313,17 @@ __global__ void __launch_bounds__(32 * BY)
     }
     cp_async_commit();
   };
-  if constexpr (SOURCE) {
+  if constexpr (RING) {
     stage_source(q0);
     cp_async_commit();  // Source::AHEAD groups before the first iteration's
+  }
+  T PF[RY][VX];  // kSourceGenerated: this thread's plane factors
+  if constexpr (SRC == kSourceGenerated) {
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v)
+        PF[r][v] = __ldg(f.plane + (g.origin - g.ss) + roff[r] + colc[v]);
   }
 
   // Stage rings: Ms[s] = stage s at plane q-s-1, Cs[s] = at q-s (before iteration q's
@@ -335,7 +361,7 @@ __global__ void __launch_bounds__(32 * BY)
 #pragma unroll
         for (int v = 0; v < VX; ++v) in[r][v] = __ldg(src + (roff[r] + colc[v]));
     }
-    if constexpr (SOURCE) {
+    if constexpr (RING) {
       stage_source(q + 1);
       cp_async_wait<Source::AHEAD>();  // planes up to q - 1 have landed
     }
@@ -355,7 +381,8 @@ __global__ void __launch_bounds__(32 * BY)
         for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
       }
       T R[RY][VX], F[RY][VX];
-      if constexpr (SOURCE) fring.read(F, p);
+      if constexpr (RING) fring.read(F, p);
+      if constexpr (SRC == kSourceGenerated) generate_source(F, PF, f, p, ns);
       with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, [&](auto faces) {
         temporal_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
             R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, F, xcol, yrow, nx, ny, p, ns);
@@ -394,7 +421,7 @@ __global__ void __launch_bounds__(32 * BY)
     }
     if constexpr (DIM == 3) __syncthreads();
   }
-  if constexpr (SOURCE) cp_async_wait<0>();  // no copy outlives the block
+  if constexpr (RING) cp_async_wait<0>();  // no copy outlives the block
 }
 
 // ---- partial sums ---------------------------------------------------------------------
@@ -409,7 +436,7 @@ __global__ void __launch_bounds__(32 * BY)
 //      result is stored, each new stage input publishes its edge rows.
 // Values are only ever overwritten in place, so the per-plane moves of the rings design (about
 // 15 % of its instructions) are gone, and with them the registers of one plane per stage.
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool SOURCE>
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, int SRC>
 struct PartialGeom {
   static constexpr int WX = 32 * VX;                 // columns of a warp (extended tile)
   static constexpr int UX = WX - 2 * K;              // useful columns
@@ -427,7 +454,7 @@ struct PartialGeom {
   static constexpr int STAGE = STAGED ? SLOTS * BY * RY * WX : 0;
   // The source planes (SourceRing), after the staged input; its copies join the input's groups.
   using Source = SourceRing<T, K, BY, RY, VX>;
-  static constexpr int FRING = SOURCE ? Source::SIZE : 0;
+  static constexpr int FRING = SRC == kSourceStaged ? Source::SIZE : 0;
   static_assert(UX > 0 && UY > 0, "tile too small for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
   static_assert(HALO % 4 == 0 && STAGE % 4 == 0, "the staging slots start 16-byte aligned");
@@ -437,7 +464,7 @@ struct PartialGeom {
   // SM of the instance without a source allow; bound it to those (96 / 168 registers, ptxas
   // -v, no spills). 0: no bound (an explicit 1 changes ptxas's choice).
   static constexpr int MIN_BLOCKS =
-      SOURCE && !STAGED ? 65536 / (32 * BY * (sizeof(T) == 4 ? 96 : 168)) : 0;
+      SRC != kSourceNone && !STAGED ? 65536 / (32 * BY * (sizeof(T) == 4 ? 96 : 168)) : 0;
   static constexpr std::size_t shared_bytes() {
     return sizeof(T) * std::size_t(HALO + STAGE + FRING);
   }
@@ -483,19 +510,21 @@ __device__ __forceinline__ void partial_substep(T (&P)[RY][VX], T (&B)[RY][VX],
 // block of code whose stages the compiler interleaves) instead of one per stage. The 3D float
 // k = 3 and k = 4 defaults are staged; at k = 2 the register input stays faster (its five
 // blocks per SM already hide the loads).
-// SOURCE: f is read, staged in SourceRing (in the staged input's cp.async groups); without it f
+// SRC: the source term (kSourceStaged: in SourceRing, in the staged input's cp.async groups;
+// kSourceGenerated: from its separable form); without one f
 // is ignored. With vec, f must be aligned as u (the launcher checks).
 // MEMORY_ONLY: the benchmark's twin of a shape (heatsolve bench, row "temporal-memory"): every
 // load, edge-row publication, barrier and store of the pass, no arithmetic (plane q is stored
 // as plane q - K). Its time is what the pass's memory traffic alone costs (docs/performance.md).
-template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, bool SOURCE,
+template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, int SRC,
           bool MEMORY_ONLY = false>
 __global__ void __launch_bounds__(32 * BY,
-                                  (PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>::MIN_BLOCKS))
-    temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ f,
+                                  (PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SRC>::MIN_BLOCKS))
+    temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f,
                             StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0,
                             int p1, int xshift, bool vec) {
-  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SOURCE>;
+  using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SRC>;
+  constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
   extern __shared__ __align__(16) unsigned char temporal_partial_smem[];
   T* const halo = reinterpret_cast<T*>(temporal_partial_smem);
@@ -593,13 +622,13 @@ __global__ void __launch_bounds__(32 * BY,
   };
   using Source = typename G::Source;
   const Source fring(halo + G::HALO + G::STAGE, q0, min(q1 - 1, ns - 1));
-  const char* const fb = reinterpret_cast<const char*>(f);
+  const char* const fb = reinterpret_cast<const char*>(f.field);
   // One group: staged input plane qi (planes past the grid are never used, not copied) and
   // source plane pf (none past fring.last).
   auto stage_planes = [&](int qi, int pf) {
     if (STAGED && qi < ns)
       copy_cells(staged + (qi & (G::SLOTS - 1)) * (BY * RY * WX), ub + plane_bytes * qi);
-    if (SOURCE && pf <= fring.last) copy_cells(fring.slot(pf), fb + plane_bytes * pf);
+    if (RING && pf <= fring.last) copy_cells(fring.slot(pf), fb + plane_bytes * pf);
     cp_async_commit();  // also when empty: one group per iteration keeps the wait count exact
   };
   auto read_plane = [&](T(&dst)[RY][VX], int q) {
@@ -627,7 +656,15 @@ __global__ void __launch_bounds__(32 * BY,
         if (s < K - 1) Xr[s][r][v] = T(0);
       }
     }
-  if constexpr (STAGED || SOURCE) {  // Source::AHEAD groups; the first holds source plane q0
+  T PF[RY][VX];  // kSourceGenerated: this thread's plane factors (offsets as the loads')
+  if constexpr (SRC == kSourceGenerated) {
+    const char* const pb = reinterpret_cast<const char*>(f.plane) - plane_bytes;
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int v = 0; v < VX; ++v) PF[r][v] = __ldg(reinterpret_cast<const T*>(pb + offb[r]) + v);
+  }
+  if constexpr (STAGED || RING) {  // Source::AHEAD groups; the first holds source plane q0
     stage_planes(q0, q0);
     stage_planes(q0 + 1, ns);
   }
@@ -637,10 +674,10 @@ __global__ void __launch_bounds__(32 * BY,
     constexpr int J = decltype(set)::value;
     T(&X1)[RY][VX] = XS[(J + SETS - 1) % SETS];  // plane q-1
     T(&IN)[RY][VX] = XS[J];                      // plane q
-    if constexpr (STAGED || SOURCE) stage_planes(q + Source::AHEAD, q + 1);
+    if constexpr (STAGED || RING) stage_planes(q + Source::AHEAD, q + 1);
     if constexpr (!STAGED) load_plane(XS[(J + 1) % SETS], q + 1);
     // Input plane q (staged) and source planes up to q - 1 have landed.
-    if constexpr (STAGED || SOURCE) cp_async_wait<Source::AHEAD>();
+    if constexpr (STAGED || RING) cp_async_wait<Source::AHEAD>();
     if constexpr (STAGED) read_plane(IN, q);
     const int par = q & 1;
     T Y[RY][VX];
@@ -700,7 +737,8 @@ __global__ void __launch_bounds__(32 * BY,
 #pragma unroll
         for (int s = 1; s <= K; ++s) {
           T F[RY][VX];
-          if constexpr (SOURCE) fring.read(F, q - s);
+          if constexpr (RING) fring.read(F, q - s);
+          if constexpr (SRC == kSourceGenerated) generate_source(F, PF, f, q - s, ns);
           phase1(P, s, F, faces);
         }
         phase2(P, faces);
@@ -711,7 +749,8 @@ __global__ void __launch_bounds__(32 * BY,
       for (int s = 1; s <= K; ++s) {
         const int p = q - s;
         T F[RY][VX];  // read before the branch: in every path, it would be hoisted anyway
-        if constexpr (SOURCE) fring.read(F, p);
+        if constexpr (RING) fring.read(F, p);
+        if constexpr (SRC == kSourceGenerated) generate_source(F, PF, f, p, ns);
         with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface,
                                [&](auto faces) { phase1(P, s, F, faces); });
       }
@@ -737,7 +776,7 @@ __global__ void __launch_bounds__(32 * BY,
       if (q + 2 <= q1) iteration(q + 2, std::integral_constant<int, 2>{});
     }
   }
-  if constexpr (STAGED || SOURCE) cp_async_wait<0>();  // no copy outlives the block
+  if constexpr (STAGED || RING) cp_async_wait<0>();  // no copy outlives the block
 }
 
 }  // namespace heatsolve::cuda

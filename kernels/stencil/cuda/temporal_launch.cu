@@ -33,7 +33,7 @@ template <typename T>
 struct TArgs {
   const T* u;
   T* out;
-  const T* f;
+  SourceRef<T> f;
   GridDesc g;
   StencilCoeffs<T> c;
   GhostRules<T> rules;
@@ -43,28 +43,28 @@ struct TArgs {
   cudaStream_t stream;
 };
 
-template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX, bool SOURCE>
+template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX, int SRC>
 void launch_one(const TArgs<T>& a) {
   constexpr bool partial = DESIGN != TemporalDesign::Rings;
   constexpr bool staged = DESIGN == TemporalDesign::StagedPartialSums;
-  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX, staged, SOURCE>,
-                               TemporalGeom<T, DIM, K, BY, RY, VX, SOURCE>>;
+  using G = std::conditional_t<partial, PartialGeom<T, DIM, K, BY, RY, VX, staged, SRC>,
+                               TemporalGeom<T, DIM, K, BY, RY, VX, SRC>>;
   const StreamGeom s = stream_geom(a.g);
   // Partial sums, VX = 2: each lane's column pair is one aligned vector where the grid allows
   // it (pair_vector_shift; the source's pairs too, staged the same way). Lanes start at tile
   // column -K + 2 lane and tiles are an even number of columns wide, so for even K the tiles
   // start one column early, for odd K they need not.
   const bool vec = partial && VX == 2 && pair_vector_shift<T>(a.g, a.u, a.out) == 1 &&
-                   (!SOURCE || pair_vector_shift<T>(a.g, a.f, a.f) == 1);
+                   (SRC != kSourceStaged || pair_vector_shift<T>(a.g, a.f.field, a.f.field) == 1);
   const int xshift = vec && K % 2 == 0 ? 1 : 0;
   const int tx = DIM == 3 ? cdiv(s.nx + xshift, G::UX) : cdiv(cdiv(s.nx + xshift, G::UX), BY);
   const int ty = DIM == 3 ? cdiv(s.ny_plane, G::UY) : 1;
   constexpr std::size_t smem = G::shared_bytes();
   const auto kern = [] {
     if constexpr (partial)
-      return temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SOURCE>;
+      return temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SRC>;
     else
-      return temporal_kernel<T, DIM, K, BY, RY, VX, SOURCE>;
+      return temporal_kernel<T, DIM, K, BY, RY, VX, SRC>;
   }();
   // Also raises the instance's shared memory limit where it needs more than 48 KB.
   const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
@@ -77,7 +77,7 @@ void launch_one(const TArgs<T>& a) {
     if (a.memory_only) {
       // The twin needs fewer registers; padded shared memory keeps it at the pass's blocks per
       // SM (and the same chunk), so that only the arithmetic differs.
-      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SOURCE, true>;
+      const auto twin = temporal_partial_kernel<T, DIM, K, BY, RY, VX, staged, SRC, true>;
       int dev = 0, smem_sm = 0;
       CUDA_CHECK(cudaGetDevice(&dev));
       CUDA_CHECK(
@@ -97,14 +97,16 @@ void launch_one(const TArgs<T>& a) {
   CUDA_CHECK_LAUNCH();
 }
 
-// A shape's instances with and without the source term (no per-point test, and no source
-// staging where there is none).
+// A shape's instances without, with a stored and with a generated source term (no per-point
+// test, and no source staging where there is none).
 template <typename T, TemporalDesign DESIGN, int DIM, int K, int BY, int RY, int VX>
 void launch_shape(const TArgs<T>& a) {
-  if (a.f)
-    launch_one<T, DESIGN, DIM, K, BY, RY, VX, true>(a);
+  if (a.f.plane)
+    launch_one<T, DESIGN, DIM, K, BY, RY, VX, kSourceGenerated>(a);
+  else if (a.f.field)
+    launch_one<T, DESIGN, DIM, K, BY, RY, VX, kSourceStaged>(a);
   else
-    launch_one<T, DESIGN, DIM, K, BY, RY, VX, false>(a);
+    launch_one<T, DESIGN, DIM, K, BY, RY, VX, kSourceNone>(a);
 }
 
 struct TEntry {
@@ -219,9 +221,9 @@ TemporalShape temporal_default_shape(int dims, int k) {
 }
 
 template <typename T>
-void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
-                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream,
-                     PlaneRange planes) {
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                     const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                     cudaStream_t stream, PlaneRange planes) {
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   const int ns = stream_geom(g).ns;
   const int p0 = std::max(planes.lo, 0), p1 = planes.hi < 0 ? ns : std::min(planes.hi, ns);
@@ -245,13 +247,13 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f,
   throw BackendError("temporal blocking: shape " + shape.str() + " is not compiled");
 }
 
-#define HS_INSTANTIATE(T)                                                                         \
-  template std::vector<TemporalShape> temporal_shapes<T>(int);                                    \
-  template const std::vector<int>& temporal_steps<T>(int);                                        \
-  template TemporalShape temporal_default_shape<T>(int, int);                                     \
-  template void launch_temporal<T>(const TemporalShape&, const T*, T*, const T*, const GridDesc&, \
-                                   const StencilCoeffs<T>&, const BoundaryFaces&, cudaStream_t,   \
-                                   PlaneRange);
+#define HS_INSTANTIATE(T)                                                                          \
+  template std::vector<TemporalShape> temporal_shapes<T>(int);                                     \
+  template const std::vector<int>& temporal_steps<T>(int);                                         \
+  template TemporalShape temporal_default_shape<T>(int, int);                                      \
+  template void launch_temporal<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&,        \
+                                   const GridDesc&, const StencilCoeffs<T>&, const BoundaryFaces&, \
+                                   cudaStream_t, PlaneRange);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

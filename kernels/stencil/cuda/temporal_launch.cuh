@@ -9,6 +9,7 @@
 
 #include "core/grid.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/source.hpp"
 
 namespace heatsolve::cuda {
 
@@ -50,13 +51,13 @@ struct PlaneRange {
   int lo = 0, hi = -1;
 };
 
-// One pass: out = shape.k heat steps of u (stencil + source, ghost rules of `bc` between the
-// sub-steps). Ghost cells of u are not read; interior cells of out in the stream-axis planes
-// `planes` are written (with the bits of a full pass: the range only selects chunks), the
-// other planes and out's ghosts are not. Asynchronous on `stream`.
+// One pass: out = shape.k heat steps of u (stencil + source f, stored or generated, ghost rules of
+// `bc` between the sub-steps). Ghost cells of u are not read; interior cells of out in the
+// stream-axis planes `planes` are written (with the bits of a full pass: the range only selects
+// chunks), the other planes and out's ghosts are not. Asynchronous on `stream`.
 template <typename T>
-void launch_temporal(const TemporalShape& shape, const T* u, T* out, const T* f, const GridDesc& g,
-                     const StencilCoeffs<T>& c, const BoundaryFaces& bc, cudaStream_t stream,
-                     PlaneRange planes = {});
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                     const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                     cudaStream_t stream, PlaneRange planes = {});
 
 }  // namespace heatsolve::cuda
