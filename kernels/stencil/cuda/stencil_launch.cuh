@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/cuda_backend.hpp"
 #include "core/grid.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/source.hpp"
 
