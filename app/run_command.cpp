@@ -22,8 +22,8 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/run_lock.hpp"
-#include "solvers/decomposition.hpp"
-#include "solvers/halo_exchange.hpp"
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/halo_exchange.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.hpp"
 #endif

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "io/catalyst_adaptor.hpp"
-#include "solvers/least_squares.hpp"
+#include "solvers/steady/least_squares.hpp"
 
 namespace heatsolve {
 
@@ -759,7 +759,7 @@ RunResult Simulation<T>::run_anderson() {
   return r;
 }
 
-// ---- Multigrid: Poisson solves and implicit heat steps (solvers/multigrid.hpp) ----------
+// ---- Multigrid: Poisson solves and implicit heat steps (solvers/multigrid/multigrid.hpp) ----------
 
 template <typename T>
 std::unique_ptr<Agglomeration<T>> Simulation<T>::make_agglomeration(const GridDesc& global_coarse) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
-#include "solvers/deep_halo.hpp"
-#include "solvers/multigrid.hpp"
+#include "solvers/parallel/deep_halo.hpp"
+#include "solvers/multigrid/multigrid.hpp"
 #include "solvers/solver.hpp"
 
 namespace heatsolve {
@@ -55,7 +55,7 @@ class Simulation {
   // physical face rules inside the sweep instead of writing u's ghosts.
   void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
   // Temporal blocking: the steps per fused pass this run takes (1: single steps). Under MPI
-  // the ranks agree on it and it sets up the deep halo (solvers/deep_halo.hpp); with
+  // the ranks agree on it and it sets up the deep halo (solvers/parallel/deep_halo.hpp); with
   // time_block: auto the ranks first time both ways, the exchanges included.
   int fused_depth(const T* f, const StencilCoeffs<T>& c);
   int choose_fused_depth(const T* f, const StencilCoeffs<T>& c);
@@ -67,7 +67,7 @@ class Simulation {
   // come from the exchange the previous pass overlapped, else from one first. Where the
   // stream axis alone is split and the backend stores plane ranges, the planes the
   // neighbours need are stored first and the next pass's exchange runs on the side lane
-  // while the other planes are computed (solvers/deep_halo.hpp, OverlapPlanes).
+  // while the other planes are computed (solvers/parallel/deep_halo.hpp, OverlapPlanes).
   void deep_pass(const T* fe, const StencilCoeffs<T>& c, int k);
   // Brings u_ up to date when the deep halo's extended grid holds the newest state.
   void sync_state();

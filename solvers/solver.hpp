@@ -15,7 +15,7 @@
 
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
-#include "solvers/domain.hpp"
+#include "solvers/parallel/domain.hpp"
 
 #ifdef HEATSOLVE_HAVE_MPI
 #include <mpi.h>

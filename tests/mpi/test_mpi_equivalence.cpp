@@ -28,8 +28,8 @@
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
-#include "solvers/decomposition.hpp"
-#include "solvers/halo_exchange.hpp"
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/halo_exchange.hpp"
 #include "solvers/simulation.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"

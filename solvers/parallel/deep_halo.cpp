@@ -1,4 +1,4 @@
-#include "solvers/deep_halo.hpp"
+#include "solvers/parallel/deep_halo.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// Deep-halo geometry (solvers/deep_halo.hpp) without MPI: margins, the boxes that travel, and
+// Deep-halo geometry (solvers/parallel/deep_halo.hpp) without MPI: margins, the boxes that travel, and
 // the copies between a block and its extended grid. The exchange itself and the bitwise
 // equality of fused decomposed runs with serial ones are in tests/mpi.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.hpp"
-#include "solvers/decomposition.hpp"
-#include "solvers/deep_halo.hpp"
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/deep_halo.hpp"
 
 namespace heatsolve {
 namespace {

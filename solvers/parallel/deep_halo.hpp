@@ -17,7 +17,7 @@
 #include <string>
 
 #include "kernels/backend.hpp"
-#include "solvers/domain.hpp"
+#include "solvers/parallel/domain.hpp"
 
 namespace heatsolve {
 

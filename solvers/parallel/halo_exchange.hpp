@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "io/config.hpp"
-#include "solvers/decomposition.hpp"
-#include "solvers/deep_halo.hpp"
-#include "solvers/domain.hpp"
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/deep_halo.hpp"
+#include "solvers/parallel/domain.hpp"
 
 namespace heatsolve {
 

@@ -12,7 +12,7 @@
 namespace heatsolve {
 
 template <typename T>
-class DeepHaloExchanger;  // solvers/deep_halo.hpp
+class DeepHaloExchanger;  // solvers/parallel/deep_halo.hpp
 
 struct Domain {
   GridDesc global;        // the whole grid
@@ -51,7 +51,7 @@ class HaloExchanger {
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }
-  // An exchanger of margins `depth` cells deep (solvers/deep_halo.hpp) between the same
+  // An exchanger of margins `depth` cells deep (solvers/parallel/deep_halo.hpp) between the same
   // ranks, for temporal blocking; null when this exchanger cannot make one.
   virtual std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const {
     (void)depth;

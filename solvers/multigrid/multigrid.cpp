@@ -1,4 +1,4 @@
-#include "solvers/multigrid.hpp"
+#include "solvers/multigrid/multigrid.hpp"
 
 #include <fmt/format.h>
 

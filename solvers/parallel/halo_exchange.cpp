@@ -1,4 +1,4 @@
-#include "solvers/halo_exchange.hpp"
+#include "solvers/parallel/halo_exchange.hpp"
 
 #ifdef HEATSOLVE_HAVE_MPI
 

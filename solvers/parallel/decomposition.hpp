@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "solvers/domain.hpp"
+#include "solvers/parallel/domain.hpp"
 
 #ifdef HEATSOLVE_HAVE_MPI
 #include <mpi.h>

@@ -1,4 +1,4 @@
-// Deck shapes in separable form (solvers/fields.cpp): the form's values against the shape
+// Deck shapes in separable form (solvers/problem/fields.cpp): the form's values against the shape
 // evaluated directly, and the wrap of cells past a periodic face.
 #include <gtest/gtest.h>
 

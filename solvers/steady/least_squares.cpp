@@ -1,4 +1,4 @@
-#include "solvers/least_squares.hpp"
+#include "solvers/steady/least_squares.hpp"
 
 #include <algorithm>
 #include <cmath>

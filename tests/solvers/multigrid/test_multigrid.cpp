@@ -21,7 +21,7 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
-#include "solvers/multigrid.hpp"
+#include "solvers/multigrid/multigrid.hpp"
 #include "solvers/solver.hpp"
 #include "tests/solver_test_util.hpp"
 

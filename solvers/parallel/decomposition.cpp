@@ -1,4 +1,4 @@
-#include "solvers/decomposition.hpp"
+#include "solvers/parallel/decomposition.hpp"
 
 #include <fmt/format.h>
 
