@@ -13,6 +13,7 @@
 
 #include "app/mpi_session.hpp"
 #include "kernels/backend.hpp"
+#include "solvers/registry.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -98,19 +99,17 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
   const double value = cfg.precision == Precision::Float ? 4.0 : 8.0;
   const double field = padded * value;
 
-  double fields = 2;  // u, v
-  std::string what = "u, v";
-  if (cfg.source.type != ShapeType::None) fields += 1, what += ", f";
-  double gram = 0;
-  const bool anderson = cfg.problem == ProblemType::Poisson && cfg.method == SolverMethod::Anderson;
-  if (anderson) {
-    const double m = std::max(1, cfg.anderson_depth);
-    fields += 2 * m + 2;
-    what += fmt::format(", Anderson history 2m+2 = {:.0f}", 2 * m + 2);
-    gram = (m + 1) * (m + 1) * 8.0;
-  }
+  // The run's fields and the solver's own (solvers/registry.hpp).
+  GridDesc local = cfg.grid();
+  local.nx = int(std::ceil(double(cfg.cells[0]) / p[0]));
+  local.ny = int(std::ceil(double(cfg.cells[1]) / p[1]));
+  if (cfg.dimensions == 3) local.nz = int(std::ceil(double(cfg.cells[2]) / p[2]));
+  const Footprint fp = run_footprint(cfg, local, ranks > 1);
+  const double fields = fp.fields;
+  const std::string& what = fp.what;
+  const double gram = fp.host_bytes;
   const std::string field_text =
-      fmt::format("{:.0f} fields of {} ({})", fields, format_bytes(field), what);
+      fmt::format("{:.4g} fields of {} ({})", fields, format_bytes(field), what);
   // Host staging: the initial/source fill and output copy (padded) plus the interior copy.
   const double staging = field + interior * value;
   const double gather = hdf5_gathers(cfg, ranks)
@@ -119,7 +118,7 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
 
   MemoryEstimate e;
   std::string host = fmt::format("output staging {}", format_bytes(staging));
-  if (gram > 0) host += fmt::format(" + Gram matrix {}", format_bytes(gram));
+  if (gram > 0) host += fmt::format(" + solver {}", format_bytes(gram));
   if (gather > 0) host += fmt::format(" + HDF5 gather buffer {} on rank 0", format_bytes(gather));
   if (on_device) {
     e.device_bytes = fields * field;

@@ -21,9 +21,10 @@ struct MemoryEstimate {
 // Whether the run will keep its fields on a GPU (backend cuda, or auto with a device present).
 bool runs_on_device(const Config& cfg);
 
-// Per rank, for `ranks` ranks: the padded fields u, v (+ f with a source; + the Anderson
-// history, 2m+2 fields, and its (m+1)^2 Gram matrix), host staging for output (a padded copy
-// and the interior), and the rank-0 gather buffer when the HDF5 writer gathers.
+// Per rank, for `ranks` ranks: the padded fields u, v (+ f with a source) and the solver's
+// own (the registry's footprint: Anderson history and Gram matrix, multigrid hierarchy, CG
+// vectors, deep halos...), host staging for output (a padded copy and the interior), and the
+// rank-0 gather buffer when the HDF5 writer gathers.
 MemoryEstimate estimate_memory(const Config& cfg, int ranks);
 MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device);
 

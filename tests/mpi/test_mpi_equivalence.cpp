@@ -28,9 +28,10 @@
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
+#include "solvers/multigrid/multigrid.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
-#include "solvers/simulation.hpp"
+#include "solvers/solver.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
 #endif
@@ -268,15 +269,8 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b, s
   return true;
 }
 
-template <typename T>
-RunResult run(const Config& cfg, RunContext& ctx, std::vector<FieldWriter*> writers) {
-  Simulation<T> sim(cfg, ctx, std::move(writers));
-  return sim.run();
-}
-
 RunResult run_any(const Config& cfg, RunContext& ctx, std::vector<FieldWriter*> writers) {
-  return cfg.precision == Precision::Float ? run<float>(cfg, ctx, writers)
-                                           : run<double>(cfg, ctx, writers);
+  return run_simulation(cfg, ctx, std::move(writers));
 }
 
 // ---- tests -----------------------------------------------------------------------------

@@ -352,10 +352,42 @@ TEST(EdgePreflight, EstimateCountsFieldsAndStaging) {
   EXPECT_DOUBLE_EQ(e.host_bytes, 8000 + 4096);
   cfg.precision = Precision::Float;
   EXPECT_DOUBLE_EQ(estimate_memory(cfg, 1, false).host_bytes, (2 * 8000 + 8000 + 4096) / 2);
-  // Eight ranks: 4^3 blocks, padded 6^3.
+  // Eight ranks: 4^3 blocks, padded 6^3; temporal blocking (time_block: auto) may take deep
+  // halos: u and v once more.
   cfg.precision = Precision::Double;
   cfg.formats.clear();
-  EXPECT_DOUBLE_EQ(estimate_memory(cfg, 8, false).host_bytes, 3 * 216 * 8 + 64 * 8);
+  EXPECT_DOUBLE_EQ(estimate_memory(cfg, 8, false).host_bytes, 5 * 216 * 8 + 64 * 8);
+}
+
+// Each solver's own fields come from the registry (solvers/registry.hpp): the multigrid
+// hierarchy, mg-cg's CG vectors, implicit heat's right side, the Anderson history.
+TEST(EdgePreflight, EstimateCountsEachSolversFields) {
+  const Config heat = parse(kHead3D + "grid: {cells: [8, 8, 8]}\ntime: {steps: 1}\n");
+  const double base = estimate_memory(heat, 1, true).device_bytes;
+  EXPECT_DOUBLE_EQ(base, 2 * 8000);
+  const auto fields = [&](const std::string& extra) {
+    const Config c = parse("name: t\ngrid: {cells: [8, 8, 8]}\n" + extra);
+    return estimate_memory(c, 1, true).device_bytes / 8000;
+  };
+  // Multigrid on 8^3: level 0 r and scratch (2), levels 4^3 and 2^3 (6^3 and 4^3 padded) of 4
+  // fields, the coarsest's CG vectors (3), the cycles' residual (1), a zero source (1).
+  const double mg = fields(
+      "problem: {type: poisson, dimensions: 3}\nsolver: {method: multigrid}\n"
+      "boundary: {all: {type: dirichlet, value: 0.0}}\n");
+  EXPECT_NEAR(mg, 2 + 2 + 4 * 216.0 / 1000 + 4 * 64.0 / 1000 + 3 * 64.0 / 1000 + 1 + 1, 1e-12);
+  const double cg = fields(
+      "problem: {type: poisson, dimensions: 3}\nsolver: {method: mg-cg}\n"
+      "boundary: {all: {type: dirichlet, value: 0.0}}\n");
+  EXPECT_NEAR(cg - mg, 3, 1e-12);  // r, z, p, q instead of r
+  const double implicit = fields(
+      "problem: {type: heat, dimensions: 3}\ntime: {steps: 1, dt: 0.001, scheme: "
+      "implicit-euler}\nsolver: {method: multigrid}\n");
+  EXPECT_NEAR(implicit, 2 + 1 + 2 + 4 * 216.0 / 1000 + 4 * 64.0 / 1000 + 3 * 64.0 / 1000 + 1,
+              1e-12);
+  const double anderson = fields(
+      "problem: {type: poisson, dimensions: 3}\nsolver: {method: anderson, anderson: {depth: "
+      "4}}\n");
+  EXPECT_NEAR(anderson, 2 + 2 * 4 + 2, 1e-12);
 }
 
 TEST(EdgePreflight, AndersonHistoryIsCounted) {

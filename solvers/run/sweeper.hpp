@@ -1,0 +1,146 @@
+// The fields of a run and the machinery that sweeps them: the backend, the solution u and its
+// partner v, the deck's source f, the halo exchange (overlapped with the sweep's core when
+// execution.overlap), temporal blocking (fused passes; deep halos under MPI) and reductions
+// over ranks. Explicit heat, Jacobi and Anderson sweep through it; multigrid and PCG reach
+// its fields through their operator (solvers/operator/). Knows no method and no output.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/operator/field_space.hpp"
+#include "solvers/parallel/deep_halo.hpp"
+#include "solvers/solver.hpp"
+
+namespace heatsolve {
+
+template <typename T>
+class Sweeper {
+ public:
+  // Allocates u and v (the deck's initial field) and f (the deck's source, if any) on the
+  // backend the deck asks for, and tunes its kernels for the block.
+  Sweeper(const Config& cfg, RunContext& ctx);
+  ~Sweeper();
+  Sweeper(const Sweeper&) = delete;
+  Sweeper& operator=(const Sweeper&) = delete;
+
+  const Config& config() const { return cfg_; }
+  const RunContext& context() const { return ctx_; }
+  Backend<T>& backend() { return *backend_; }
+  const GridDesc& grid() const { return g_; }  // this rank's block
+  const Domain& domain() const { return ctx_.domain; }
+  std::int64_t global_points() const { return global_points_; }
+  const std::string& kernel() const { return kernel_; }
+
+  // ---- Fields -----------------------------------------------------------------------------
+  Array<T>& u() { return *u_; }
+  Array<T>& v() { return *v_; }
+  void swap_uv() { std::swap(u_, v_); }
+  // Exchanges u (or v) with another field of the block's size (a history buffer).
+  void swap_u(std::unique_ptr<Array<T>>& other) { std::swap(u_, other); }
+  void swap_v(std::unique_ptr<Array<T>>& other) { std::swap(v_, other); }
+  const T* source() const { return f_ ? f_->data() : nullptr; }
+  // The source field, allocated as zeros where the deck has none.
+  T* source_or_zero();
+  // Replaces the source's values (host, padded): the backend forgets its separable form.
+  void set_source(const std::vector<T>& padded);
+  // f -= shift, rounded in T from double (a singular problem's compatibility shift).
+  void shift_source(double shift);
+  std::unique_ptr<Array<T>> allocate() const { return backend_->allocate(g_.padded_size()); }
+  // The deck's initial field on the block (padded, ghosts 0), as u started.
+  std::vector<T> initial_field() const;
+  // The block's interior of u, x fastest (the newest state: after sync_state()).
+  std::vector<T> interior();
+  // Replaces u's interior (x fastest, raw values of T) from a checkpoint; ghosts are kept.
+  void load_interior(const std::vector<unsigned char>& bytes);
+
+  // ---- Sums over ranks ------------------------------------------------------------------------
+  double global_reduce(double local, ReduceOp op) const;
+  double norm2(double local_sum_squares) const {
+    return std::sqrt(global_reduce(local_sum_squares, ReduceOp::SumSquares));
+  }
+  // The block's fields with sums over ranks.
+  FieldSpace<T> space();
+  // Fills the ghosts of Exchange faces of x (settling an exchange in flight first); unset
+  // when the block has no peers.
+  std::function<void(T*)> exchange_hook();
+
+  // ---- Sweeps ----------------------------------------------------------------------------
+  // Sets the halo exchange up with a first exchange of u (buffers, pinned memory, IPC
+  // mappings, MPI connections), so that the run's clock measures steps.
+  void warm_up() {
+    if (exchanger_) fill_ghosts(u_->data());
+  }
+  // Halo exchange (finishing the one in flight for u, if any), then physical boundaries
+  // (unless `physical` is false).
+  void fill_ghosts(T* u, bool physical = true);
+  // Completes a halo exchange left in flight by sweep() (before the run ends, or before
+  // another buffer's exchange).
+  void settle();
+  // out = stencil(u) with u's ghosts filled first; with execution.overlap and peers, out's
+  // halos are sent while its core is computed and left in flight. With rules_in_sweep
+  // (callers that never read u's ghosts afterwards) the backend may apply the physical face
+  // rules inside the sweep instead of writing u's ghosts.
+  void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
+
+  // ---- Temporal blocking ------------------------------------------------------------------
+  // The steps per fused pass this run takes (1: single steps), decided at the first call.
+  // Under MPI the ranks agree on it and it sets up the deep halo (solvers/parallel/
+  // deep_halo.hpp); with time_block: auto the ranks first time both ways, exchanges
+  // included.
+  int fused_depth(const T* f, const StencilCoeffs<T>& c);
+  int fused_depth_taken() const { return std::max(1, fused_depth_); }
+  // Advances u by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
+  // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
+  void fused_steps(const T* f, const StencilCoeffs<T>& c, int steps);
+  // Brings u up to date when the deep halo's extended grid holds the newest state.
+  void sync_state();
+
+  // The halo exchange's part of RunResult (transport, depth, trial, set-up time).
+  void describe(RunResult& r) const;
+  // Set-up of the first fused pass under MPI, kept out of the run's wall time.
+  double setup_seconds() const { return halo_setup_seconds_; }
+
+ private:
+  int choose_fused_depth(const T* f, const StencilCoeffs<T>& c);
+  std::array<double, 2> time_single_and_fused(const T* f, const StencilCoeffs<T>& c, int passes);
+  // One pass of k steps on the extended grid (the newest state stays in deep_u_). Its margins
+  // come from the exchange the previous pass overlapped, else from one first. Where the
+  // stream axis alone is split and the backend stores plane ranges, the planes the
+  // neighbours need are stored first and the next pass's exchange runs on the side lane
+  // while the other planes are computed (OverlapPlanes).
+  void deep_pass(const T* fe, const StencilCoeffs<T>& c, int k);
+
+  const Config& cfg_;
+  RunContext& ctx_;
+  GridDesc g_;
+  std::unique_ptr<Backend<T>> backend_;
+  std::unique_ptr<Array<T>> u_, v_, f_;
+  std::string kernel_;
+  HaloExchanger<T>* exchanger_ = nullptr;
+  bool overlap_ = false;  // execution.overlap and at least one Exchange face
+  T* pending_ = nullptr;  // buffer whose halo exchange sweep() left in flight
+  // Deep halo (temporal blocking under MPI): the extended grid's fields, its face rules, and
+  // whether deep_u_ is newer than u_.
+  std::unique_ptr<DeepHaloExchanger<T>> deep_;
+  std::unique_ptr<Array<T>> deep_u_, deep_v_, deep_f_;
+  BoundaryFaces deep_faces_{};
+  bool deep_newer_ = false;
+  bool deep_ready_ = false;    // deep_u_'s margins hold the neighbours' cells (an overlapped pass)
+  bool overlap_deep_ = false;  // overlap_planes() applies to the geometry
+  OverlapPlanes deep_parts_;
+  int fused_depth_ = 0;                     // 0: not decided yet
+  std::array<double, 2> trial_ms_{-1, -1};  // auto under MPI: ms a step, single and fused
+  double halo_setup_seconds_ = 0;           // fused_depth's set-up under MPI
+  CellRange core_;
+  std::vector<CellRange> shell_;
+  Reducer serial_reducer_;
+  std::int64_t global_points_ = 0;
+};
+
+}  // namespace heatsolve

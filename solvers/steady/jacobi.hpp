@@ -1,0 +1,48 @@
+// Poisson -Lap u = f by Jacobi sweeps, the residual checked every solver.check_every sweeps:
+// ||f + Lap u|| / ||f||, or without a source the relative update ||u - u_prev|| / ||u||.
+// With temporal blocking the sweeps between checks run as fused passes (the same sweeps,
+// so the same bits); the checked sweep runs alone, since the check compares it with its
+// predecessor.
+#pragma once
+
+#include "solvers/footprint.hpp"
+#include "solvers/operator/helmholtz.hpp"
+#include "solvers/run/solver_interface.hpp"
+#include "solvers/run/sweeper.hpp"
+
+namespace heatsolve {
+
+template <typename T>
+class Jacobi final : public Solver<T> {
+ public:
+  explicit Jacobi(Sweeper<T>& sweeper);
+  static Footprint footprint(const Config& cfg, const GridDesc& local, bool decomposed);
+
+  bool transient() const override { return false; }
+  std::int64_t total() const override { return sw_.config().max_iterations; }
+  StepReport start(const CheckpointState* restored) override;
+  std::int64_t max_advance() const override;
+  StepReport advance(std::int64_t count, Monitor monitor) override;
+  void result(RunResult& r) const override { r.converged = converged_; }
+
+ private:
+  StepReport report(bool fresh) const;
+
+  Sweeper<T>& sw_;
+  HelmholtzOperator<T> op_;
+  StencilCoeffs<T> c_;
+  double f_norm_ = 0, residual_ = 0;
+  std::int64_t it_ = 0;
+  int check_ = 1;
+  bool fused_ = false, converged_ = false;
+};
+
+// The steady residual of u (ghosts refilled here): ||f + Lap u|| / ||f||, or when f = 0 the
+// relative update ||u - previous|| / ||u||.
+template <typename T>
+double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous);
+
+// A restarted steady solve whose checkpoint holds the converged state.
+bool restarted_converged(const CheckpointState* restored, double tolerance);
+
+}  // namespace heatsolve

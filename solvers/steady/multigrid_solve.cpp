@@ -1,0 +1,123 @@
+#include "solvers/steady/multigrid_solve.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <type_traits>
+
+namespace heatsolve {
+
+namespace {
+// A cycle that reduces the residual by less than this has stagnated.
+constexpr double kStagnationFactor = 0.95;
+}  // namespace
+
+template <typename T>
+MultigridSolve<T>::MultigridSolve(Sweeper<T>& sweeper)
+    : sw_(sweeper),
+      op_(sweeper.space(), sweeper.domain().faces, 0.0, 1.0, sweeper.exchange_hook()) {}
+
+template <typename T>
+Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
+  (void)decomposed;
+  Footprint fp;
+  bool dirichlet = false;
+  for (int f = 0; f < 2 * cfg.dimensions; ++f)
+    dirichlet = dirichlet || cfg.boundary[f].type == BoundaryType::Dirichlet;
+  fp.add(Multigrid<T>::footprint_fields(local, !dirichlet), "multigrid hierarchy");
+  fp.add(MultigridIteration<T>::footprint_fields(cfg.method),
+         cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
+  if (cfg.source.type == ShapeType::None) fp.add(1, "zero source");
+  return fp;
+}
+
+template <typename T>
+StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
+  const Config& cfg = sw_.config();
+  const auto t0 = std::chrono::steady_clock::now();
+  solve_ = std::make_unique<MultigridIteration<T>>(
+      op_, cfg.multigrid, cfg.method,
+      plan_agglomeration<T>(sw_.context(), cfg.backend, cfg.boundary));
+  sw_.backend().synchronize();
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Multigrid<T>& mg = solve_->multigrid();
+  T* f = sw_.source_or_zero();
+  // The singular shift and, without a source, the reference residual come from the deck's
+  // initial field, so that a restarted run shifts f and measures its residual as the
+  // uninterrupted run did: it stops at the same cycle, bit for bit. The checkpointed iterate
+  // is taken as saved (no second projection onto zero mean).
+  T* x0 = sw_.u().data();
+  if (restored) {
+    const std::vector<T> initial = sw_.initial_field();
+    sw_.v().copy_from_host(initial.data());
+    x0 = sw_.v().data();
+  }
+  mg.remove_mean(x0);
+  double rn = solve_->start(x0, f);
+  if (mg.singular()) {
+    const GridDesc& g = sw_.grid();
+    const double sum = sw_.global_reduce(sw_.backend().reduce(solve_->residual(), g, ReduceOp::Sum),
+                                         ReduceOp::Sum);
+    sw_.shift_source(sum / double(sw_.global_points()));
+    f = sw_.source_or_zero();
+    rn = solve_->start(x0, f);
+  }
+  const double f_norm = sw_.norm2(sw_.backend().reduce(f, sw_.grid(), ReduceOp::SumSquares));
+  reference_ = f_norm > 0 ? f_norm : (rn > 0 ? rn : 1.0);
+  if (restored) {
+    it_ = start_it_ = restored->step;
+    rn = solve_->start(sw_.u().data(), f);
+  }
+  rn_ = rn;
+  residual_ = rn / reference_;
+  converged_ = residual_ <= cfg.tolerance;
+  StepReport r = report(false);
+  r.done = converged_ || it_ >= cfg.max_iterations;
+  return r;
+}
+
+template <typename T>
+StepReport MultigridSolve<T>::advance(std::int64_t count, Monitor monitor) {
+  (void)count, (void)monitor;  // one cycle per advance, each checked
+  const Config& cfg = sw_.config();
+  T* u = sw_.u().data();
+  const T* f = sw_.source();
+  const double rn_new = solve_->confirm(u, f, solve_->iterate(u, f), reference_, cfg.tolerance);
+  ++it_;
+  factors_.push_back(rn_ > 0 ? rn_new / rn_ : 0.0);
+  rn_ = rn_new;
+  residual_ = rn_ / reference_;
+  converged_ = residual_ <= cfg.tolerance;
+  // Three cycles in a row that barely reduce the residual: it sits at the rounding floor of
+  // the precision (float: about eps * 6 n^2 * ||u|| / ||f||); more cycles cannot help.
+  stagnant_ = factors_.back() > kStagnationFactor ? stagnant_ + 1 : 0;
+  const bool stagnated = !converged_ && stagnant_ >= 3;
+  if (stagnated)
+    stagnation_ = fmt::format("the residual stagnated at {:.3e} (the {} rounding floor)", residual_,
+                              std::is_same_v<T, float> ? "float" : "double");
+  StepReport r = report(true);
+  r.done = converged_ || stagnated || it_ == cfg.max_iterations;
+  return r;
+}
+
+template <typename T>
+StepReport MultigridSolve<T>::report(bool fresh) const {
+  StepReport r;
+  r.step = it_;
+  r.time = double(it_);
+  r.residual = residual_;
+  r.fresh = r.record = fresh;
+  return r;
+}
+
+template <typename T>
+void MultigridSolve<T>::result(RunResult& r) const {
+  r.converged = converged_;
+  r.multigrid = solve_->report(sw_.config(), it_ - start_it_, factors_, setup_seconds_);
+  if (!stagnation_.empty() && r.stop_reason.empty()) r.stop_reason = stagnation_;
+}
+
+template class MultigridSolve<float>;
+template class MultigridSolve<double>;
+
+}  // namespace heatsolve

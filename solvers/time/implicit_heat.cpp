@@ -1,0 +1,114 @@
+#include "solvers/time/implicit_heat.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "solvers/time/explicit_heat.hpp"
+
+namespace heatsolve {
+
+namespace {
+// A cycle that reduces the residual by less than this has stagnated.
+constexpr double kStagnationFactor = 0.95;
+}  // namespace
+
+template <typename T>
+Footprint ImplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
+  (void)decomposed;
+  Footprint fp;
+  fp.add(1, "right side");
+  fp.add(Multigrid<T>::footprint_fields(local, false), "multigrid hierarchy");
+  fp.add(MultigridIteration<T>::footprint_fields(cfg.method),
+         cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
+  return fp;
+}
+
+template <typename T>
+StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
+  const Config& cfg = sw_.config();
+  steps_ = resolve_time_steps(cfg, restored);
+  step_ = steps_.first;
+  if (restored) rate_ = restored->residual;
+  const double theta = scheme_theta(cfg.scheme), alpha = cfg.diffusivity;
+  const double sigma = 1.0 / (theta * steps_.dt * alpha), c = (1.0 - theta) / theta;
+  const auto t0 = std::chrono::steady_clock::now();
+  op_ = std::make_unique<HelmholtzOperator<T>>(sw_.space(), sw_.domain().faces, sigma, 1.0,
+                                               sw_.exchange_hook());
+  solve_ = std::make_unique<MultigridIteration<T>>(
+      *op_, cfg.multigrid, cfg.method,
+      plan_agglomeration<T>(sw_.context(), cfg.backend, cfg.boundary));
+  sw_.backend().synchronize();
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const GridDesc& g = sw_.grid();
+  const double ix = 1.0 / (g.hx * g.hx), iy = 1.0 / (g.hy * g.hy);
+  const double iz = g.dims == 3 ? 1.0 / (g.hz * g.hz) : 0.0;
+  rhs_.center = static_cast<T>(sigma - 2.0 * c * (ix + iy + iz));
+  rhs_.cx = static_cast<T>(c * ix);
+  rhs_.cy = static_cast<T>(c * iy);
+  rhs_.cz = static_cast<T>(c * iz);
+  rhs_.source = static_cast<T>(1.0 / (theta * alpha));
+  b_ = sw_.allocate();
+  StepReport r;
+  r.step = step_;
+  r.time = steps_.start_time;
+  r.residual = rate_;
+  r.done = step_ >= steps_.last;
+  return r;
+}
+
+template <typename T>
+StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
+  (void)count;  // one step per advance (max_advance() is 1)
+  const Config& cfg = sw_.config();
+  const std::int64_t s = step_ + 1;
+  T* u = sw_.u().data();
+  T* b = b_->data();
+  sw_.fill_ghosts(u);
+  sw_.backend().stencil(u, b, sw_.source(), sw_.grid(), rhs_);
+  sw_.v().copy_from(sw_.u());  // u^n, for the rate of change
+  const double b_norm = sw_.norm2(sw_.backend().reduce(b, sw_.grid(), ReduceOp::SumSquares));
+  double rn = solve_->start(u, b);
+  const double reference = b_norm > 0 ? b_norm : 1.0;
+  const std::int64_t max_cycles = std::min<std::int64_t>(cfg.max_iterations, 1000);
+  std::int64_t k = 0;
+  int stagnant = 0;
+  while (rn / reference > cfg.tolerance && k < max_cycles && stagnant < 3) {
+    const double rn_new = solve_->confirm(u, b, solve_->iterate(u, b), reference, cfg.tolerance);
+    factors_.push_back(rn > 0 ? rn_new / rn : 0.0);
+    stagnant = factors_.back() > kStagnationFactor ? stagnant + 1 : 0;
+    rn = rn_new;
+    ++k;
+    require_finite(rn, true, s, "the implicit step's residual");
+  }
+  cycles_ += k;
+  if (rn / reference > cfg.tolerance)
+    throw BlowUpError(fmt::format(
+        "the implicit step {} did not reach solver.tolerance {:g} in {} cycles (residual "
+        "{:.3e}{}); loosen solver.tolerance (float: its rounding floor), or raise "
+        "solver.max_iterations",
+        s, cfg.tolerance, k, rn / reference, stagnant >= 3 ? ", stagnated" : ""));
+  step_ = s;
+  const bool last = s == steps_.last;
+  const bool rate = last || monitor != Monitor::None;
+  if (rate) rate_ = heat_rate(sw_, sw_.u().data(), sw_.v().data(), steps_.dt);
+  StepReport r;
+  r.step = s;
+  r.time = steps_.time_at(s);
+  r.residual = rate_;
+  r.fresh = rate;
+  r.record = last || monitor == Monitor::Record;
+  r.done = last;
+  return r;
+}
+
+template <typename T>
+void ImplicitHeat<T>::result(RunResult& r) const {
+  r.multigrid = solve_->report(sw_.config(), cycles_, factors_, setup_seconds_);
+}
+
+template class ImplicitHeat<float>;
+template class ImplicitHeat<double>;
+
+}  // namespace heatsolve
