@@ -46,6 +46,14 @@ const char* to_string(BoundaryType b) {
       return "periodic";
     case BoundaryType::Exchange:
       return "exchange";
+    case BoundaryType::Convective:
+      return "convective";
+    case BoundaryType::HeatFlux:
+      return "heat_flux";
+    case BoundaryType::Robin:
+      return "robin";
+    case BoundaryType::Fixed:
+      return "fixed";
   }
   return "?";
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,41 @@ struct Shape {
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};
 };
 
+// A part of the domain that a `materials` entry applies to: a cell belongs to it when its
+// centre lies inside (File: every cell, with per-cell values from an HDF5 dataset).
+enum class RegionKind { Box, Sphere, Cylinder, File };
+struct Region {
+  RegionKind kind = RegionKind::Box;
+  std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};  // box (closed)
+  // Sphere: its centre. Cylinder: the axis' position in the two other coordinates, in axis
+  // order (axis z: center[0] = x, center[1] = y; axis x: y, z; axis y: x, z).
+  std::array<double, 3> center{0, 0, 0};
+  double radius = 0;  // sphere, cylinder (closed: distance <= radius)
+  int axis = 2;       // cylinder: 0 x, 1 y, 2 z
+  std::string path;     // file: resolved like catalyst scripts (relative to the deck's directory)
+  std::string dataset;  // file: [nz][ny][nx] ([ny][nx] in 2D), x fastest, the grid's cells
+};
+
+enum class MaterialProperty { Conductivity, Density, SpecificHeat };
+
+// One `materials` entry: the properties it sets in its region (the others stay as they were).
+struct MaterialRegion {
+  Region region;
+  std::optional<double> conductivity, density, specific_heat;
+  MaterialProperty file_property = MaterialProperty::Conductivity;  // file: what the values are
+};
+
+// `material` and `materials`. Without physical properties (`material: {diffusivity: a}`):
+// conductivity a, density and specific heat 1, the deck's source is du/dt's (as always);
+// with them (SI) the source is in W/m^3 (Poisson: -div(k grad u) = f).
+struct Materials {
+  bool physical = false;
+  double conductivity = 1, density = 1, specific_heat = 1;
+  std::vector<MaterialRegion> regions;  // later entries win
+  bool uniform() const { return regions.empty(); }
+  double heat_capacity() const { return density * specific_heat; }  // rho cp
+};
+
 struct Config {
   std::string deck_path;  // file the deck came from ("<string>" for in-memory decks)
   std::string name;
@@ -51,7 +87,10 @@ struct Config {
   std::array<double, 3> length{1, 1, 1};
   std::array<double, 3> origin{0, 0, 0};
 
+  // k / (rho cp) of a uniform material (the constant-coefficient kernels' alpha); regions:
+  // unused (docs/deck.md "Materials").
   double diffusivity = 1.0;
+  Materials material;
 
   // Heat time stepping, resolved: dt and steps are final (dt * steps == end when end given).
   double dt = 0;
