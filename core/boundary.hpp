@@ -18,7 +18,16 @@ namespace heatsolve {
 //   Fixed       ghost = value (the exterior temperature; the conductance to it is in the
 //               operator's face coefficients)
 //   Exchange    another rank fills the ghosts (MPI)
-enum class BoundaryType { Dirichlet, Neumann, Periodic, Exchange, Convective, HeatFlux, Robin, Fixed };
+enum class BoundaryType {
+  Dirichlet,
+  Neumann,
+  Periodic,
+  Exchange,
+  Convective,
+  HeatFlux,
+  Robin,
+  Fixed
+};
 
 // One face's condition. Faces are ordered x-, x+, y-, y+, z-, z+.
 struct FaceBC {

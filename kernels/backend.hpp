@@ -18,6 +18,7 @@
 #include "core/multigrid.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/source.hpp"
+#include "kernels/stencil/variable.hpp"
 
 namespace heatsolve {
 
@@ -113,6 +114,15 @@ class Backend {
                               const StencilCoeffs<T>& c, const CellRange& r) {
     (void)u, (void)out, (void)f, (void)g, (void)c, (void)r;
     return false;
+  }
+
+  // ---- Variable coefficients (kernels/stencil/variable.hpp) ---------------------------------
+  // out = the form of c applied to u, on the cells of r (u's ghosts filled first; f may be
+  // null). Every backend computes the same bits.
+  virtual void stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
+                                const VariableCoeffs<T>& c, const CellRange& r) {
+    (void)u, (void)out, (void)f, (void)g, (void)c, (void)r;
+    throw BackendError("backend '" + name() + "' has no variable-coefficient sweep");
   }
 
   // ---- Temporal blocking (several time steps per pass over memory) ------------------------

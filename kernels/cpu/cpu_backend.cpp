@@ -27,7 +27,8 @@ void CpuArray<T>::copy_from(const Array<T>& other) {
 
 namespace {
 
-// Ghost value for one boundary cell given the adjacent interior value.
+// Ghost value for one boundary cell given the adjacent interior value: the rules of
+// kernels/stencil/cuda/ghost_rules.cuh with the same roundings (Robin: one fma).
 template <typename T>
 inline T ghost_value(const FaceBC& bc, T inner, T opposite, double h) {
   switch (bc.type) {
@@ -35,10 +36,17 @@ inline T ghost_value(const FaceBC& bc, T inner, T opposite, double h) {
       return static_cast<T>(2 * bc.value) - inner;  // face value is the mean of ghost and inner
     case BoundaryType::Neumann:
       return inner + static_cast<T>(bc.value * h);  // outward du/dn = value
+    case BoundaryType::Robin:
+      return std::fma(static_cast<T>(bc.coeff), inner, static_cast<T>(bc.value));
+    case BoundaryType::Fixed:
+      return static_cast<T>(bc.value);
     case BoundaryType::Periodic:
       return opposite;
     case BoundaryType::Exchange:
       break;
+    case BoundaryType::Convective:
+    case BoundaryType::HeatFlux:
+      break;  // refused before the parallel loops (cpu_apply_boundary)
   }
   return inner;  // unreachable for Exchange (callers skip it)
 }
@@ -47,6 +55,9 @@ inline T ghost_value(const FaceBC& bc, T inner, T opposite, double h) {
 
 template <typename T>
 void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) {
+  for (int f = 0; f < 2 * g.dims; ++f)
+    if (bc[f].type == BoundaryType::Convective || bc[f].type == BoundaryType::HeatFlux)
+      throw std::logic_error("apply_boundary: a deck face type reached the kernels unlowered");
   const int nz = g.dims == 3 ? g.nz : 1;
   // x faces: loop over (j, k)
 #pragma omp parallel for collapse(2) schedule(static)

@@ -7,6 +7,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/multigrid/cpu/transfer_cpu.hpp"
+#include "kernels/stencil/cpu/variable_cpu.hpp"
 
 namespace heatsolve {
 
@@ -64,6 +65,10 @@ class CpuBackend final : public Backend<T> {
                       const CellRange& r) override {
     cpu_stencil_region(u, out, f, g, c, r);
     return true;
+  }
+  void stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
+                        const VariableCoeffs<T>& c, const CellRange& r) override {
+    cpu_stencil_variable(u, out, f, g, c, r);
   }
   // Unsupported (one lane: nothing to overlap), except under HEATSOLVE_TEST_CPU_PLANE_PASSES,
   // a test hook that emulates the pass by single sweeps over the planes the range depends on,

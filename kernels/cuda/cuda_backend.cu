@@ -21,6 +21,7 @@
 #include "kernels/stencil/cuda/ghost_rules.cuh"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
+#include "kernels/stencil/cuda/variable_stencil.cuh"
 
 namespace heatsolve {
 
@@ -247,6 +248,11 @@ class CudaBackend final : public Backend<T> {
   // pointers, shrink the outer extent and run the whole grid's variant on that view (same
   // per-point arithmetic, so slabs tile to stencil()'s bits). Other ranges: not supported,
   // the caller then sweeps the whole interior.
+  void stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
+                        const VariableCoeffs<T>& c, const CellRange& r) override {
+    launch_stencil_variable<T>(u, out, f, g, c, r, stream_);
+  }
+
   bool stencil_region(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
                       const CellRange& r) override {
     const bool three_d = g.dims == 3;

@@ -234,10 +234,9 @@ int Sweeper<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
   // have rules the fused kernels may apply one there too (Dirichlet 0: any rule would do);
   // otherwise (a periodic face) the serial run takes single steps and so does this one.
   deep_faces_ = ctx_.domain.faces;
-  bool rules_everywhere = true;
+  bool rules_everywhere = true;  // no periodic face: every deck face becomes a ghost rule
   for (int face = 0; face < 2 * g_.dims; ++face)
-    rules_everywhere = rules_everywhere && (cfg_.boundary[face].type == BoundaryType::Dirichlet ||
-                                            cfg_.boundary[face].type == BoundaryType::Neumann);
+    rules_everywhere = rules_everywhere && cfg_.boundary[face].type != BoundaryType::Periodic;
   if (rules_everywhere)
     for (int face = 0; face < 2 * g_.dims; ++face)
       if (deep_faces_[face].type == BoundaryType::Exchange)

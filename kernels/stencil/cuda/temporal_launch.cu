@@ -23,7 +23,7 @@ std::string TemporalShape::str() const {
 
 bool temporal_supported(const GridDesc& g, const BoundaryFaces& bc) {
   for (int f = 0; f < 2 * g.dims; ++f)
-    if (bc[f].type != BoundaryType::Dirichlet && bc[f].type != BoundaryType::Neumann) return false;
+    if (!has_ghost_rule(bc[f].type)) return false;
   return true;
 }
 
