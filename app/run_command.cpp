@@ -277,6 +277,12 @@ int run_command(const RunOptions& opts) {
   const bool overwrite = opts.overwrite || cfg.overwrite;
   // SIGTERM/SIGINT/SIGUSR1 from here on stop the run gracefully (checkpoint, exit 75).
   StopHandlersGuard stop_handlers;
+  // In-situ scripts that render need a display, a virtual one, or an off-screen ParaView:
+  // refused here, before the output directory is touched, when none can be had.
+  if (!cfg.catalyst.empty())
+    if (auto rc =
+            on_root_shared<CatalystUnavailable>(root, nranks, [&] { check_catalyst_display(cfg); }))
+      return *rc;
   // A run owns its output directory: rank 0 locks it before anything in it is read, moved or
   // written, and a directory held by another live run (--overwrite and --restart included)
   // is refused on every rank with exit 2. A restart into a directory that does not exist yet
