@@ -130,8 +130,11 @@ RestartPlan plan_from(const std::string& path, const Config& cfg, bool check_onl
   try {
     header = read_checkpoint_header(path);
   } catch (const std::exception& e) {
-    // Unreadable, truncated, not a checkpoint: an input problem.
-    throw CheckpointDamaged(e.what());
+    // Unreadable, truncated, not a checkpoint: an input problem. Named in the message.
+    const std::string what = e.what();
+    throw CheckpointDamaged(what.find("'" + path + "'") != std::string::npos
+                                ? what
+                                : fmt::format("checkpoint '{}' is damaged: {}", path, what));
   }
   check_checkpoint_matches(header, cfg, path);
   if (cfg.problem == ProblemType::Poisson && header.step > cfg.max_iterations)

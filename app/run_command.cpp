@@ -313,9 +313,9 @@ int run_command(const RunOptions& opts) {
   // A restart continues in its own output directory: no --overwrite needed. A fresh start
   // begins a new lineage (app/restart.hpp).
   if (auto rc = on_root_shared<OutputRefused>(root, nranks, [&] {
+        remove_stale_temporaries(cfg);
         prepare_output_directory(cfg, overwrite || !restart.checkpoint.empty());
         if (restart.checkpoint.empty()) start_fresh(cfg, overwrite);
-        remove_stale_temporaries(cfg);
       }))
     return *rc;
   // What ties this run's files together (io/run_identity.hpp): the checkpoint's lineage, or
