@@ -77,6 +77,7 @@ File create_file(const std::string& path, hid_t fapl, const std::string& what);
 // (fallocate(FALLOC_FL_KEEP_SIZE): the file's size does not change, HDF5 sees nothing).
 // Where the file system cannot preallocate (EOPNOTSUPP), it does nothing: HDF5 then meets a
 // full disk itself, and the run still ends with exit 1 (see hdf5_objects_leaked()).
+// HEATSOLVE_TEST_NO_PREALLOCATION (set: any value) makes every file behave so (tests).
 class SpaceReserve {
  public:
   SpaceReserve() = default;
