@@ -10,8 +10,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <stdexcept>
 
 namespace heatsolve {
 
