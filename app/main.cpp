@@ -1,21 +1,60 @@
 // heatsolve command line: run | validate | bench | info.
 #include <fmt/format.h>
 #include <omp.h>
+#include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <stdexcept>
 
-#include "app/exit_codes.hpp"
 #include "app/bench/bench_command.hpp"
+#include "app/exit_codes.hpp"
 #include "app/info.hpp"
 #include "app/mpi_session.hpp"
 #include "app/run_command.hpp"
+#include "io/hdf5_storage.hpp"
+
+namespace {
+
+// Runs the command; the exit code.
+int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi);
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace heatsolve;
+  // A closed pipe on stdout/stderr and a file past `ulimit -f` make writes fail with EPIPE /
+  // EFBIG, which end the run with an error message, instead of killing it silently.
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
   MpiSession mpi(argc, argv);  // first: MPI_Init_thread; MPI_Finalize when main returns
+  const int rc = run_cli(argc, argv, mpi);
+  if (hdf5_objects_leaked()) {
+    // An HDF5 file could not be closed (an I/O error inside the library): its exit-time
+    // clean-up would crash on it (io/hdf5_storage.hpp). The error was reported; leave now.
+    std::fflush(nullptr);
+    if (mpi.size() > 1) mpi.abort(rc);
+    std::_Exit(rc);
+  }
+  return rc;
+}
+
+namespace {
+
+// Prints one error line, whatever state stderr is in (it may be a closed pipe).
+template <typename... Args>
+void print_error(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  try {
+    fmt::print(stderr, format, std::forward<Args>(args)...);
+  } catch (...) {
+  }
+}
+
+int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
+  using namespace heatsolve;
   CLI::App app{"heatsolve: heat equation and Jacobi/Poisson solver on CPU and CUDA GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(HEATSOLVE_VERSION));
@@ -61,38 +100,38 @@ int main(int argc, char** argv) {
     // (its estimate is a lower bound) or other processes took the memory meanwhile.
     const char* what = "out of memory (see 'Memory preflight' in docs/robustness.md)";
     if (mpi.size() > 1) {
-      fmt::print(stderr, "rank {}: error: {}\n", mpi.rank(), what);
+      print_error("rank {}: error: {}\n", mpi.rank(), what);
       mpi.abort(exit_code::kRuntimeError);
     }
-    fmt::print(stderr, "error: {}\n", what);
+    print_error("error: {}\n", what);
     return exit_code::kRuntimeError;
   } catch (const std::logic_error& e) {
     // A broken invariant (std::logic_error and kin: out_of_range, invalid_argument, ...) is
     // a bug in heatsolve, never a problem with the input: exit 4, distinct from exit 1.
     if (mpi.size() > 1) {
-      fmt::print(stderr, "rank {}: internal error: {} (please report this)\n", mpi.rank(),
-                 e.what());
+      print_error("rank {}: internal error: {} (please report this)\n", mpi.rank(), e.what());
       mpi.abort(exit_code::kInternalError);
     }
-    fmt::print(stderr, "internal error: {} (please report this)\n", e.what());
+    print_error("internal error: {} (please report this)\n", e.what());
     return exit_code::kInternalError;
   } catch (const std::exception& e) {
     // Under MPI a failure on one rank must end every rank (the others may be blocked in a
     // halo exchange or a reduction): name the rank and abort the job.
     if (mpi.size() > 1) {
-      fmt::print(stderr, "rank {}: error: {}\n", mpi.rank(), e.what());
+      print_error("rank {}: error: {}\n", mpi.rank(), e.what());
       mpi.abort(exit_code::kRuntimeError);
     }
-    fmt::print(stderr, "error: {}\n", e.what());
+    print_error("error: {}\n", e.what());
     return exit_code::kRuntimeError;
   } catch (...) {
     if (mpi.size() > 1) {
-      fmt::print(stderr, "rank {}: internal error: unknown exception (please report this)\n",
-                 mpi.rank());
+      print_error("rank {}: internal error: unknown exception (please report this)\n", mpi.rank());
       mpi.abort(exit_code::kInternalError);
     }
-    fmt::print(stderr, "internal error: unknown exception (please report this)\n");
+    print_error("internal error: unknown exception (please report this)\n");
     return exit_code::kInternalError;
   }
   return exit_code::kSuccess;
 }
+
+}  // namespace

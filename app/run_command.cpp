@@ -1,11 +1,14 @@
 #include "app/run_command.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -16,11 +19,13 @@
 #include "app/mpi_session.hpp"
 #include "app/preflight.hpp"
 #include "app/progress.hpp"
+#include "app/restart.hpp"
 #include "app/signals.hpp"
 #include "app/summary.hpp"
 #include "io/catalyst_adaptor.hpp"
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
+#include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
@@ -41,11 +46,8 @@ namespace heatsolve {
 namespace {
 
 // Refuses to clobber a previous run's results, then makes sure the directory is writable.
-// Throws DeckError-free runtime errors; the caller maps them to exit codes.
-struct OutputRefused : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
+// Throws DeckError-free runtime errors (OutputRefused: app/restart.hpp); the caller maps
+// them to exit codes.
 void prepare_output_directory(const Config& cfg, bool overwrite) {
   const fs::path dir(cfg.output_directory);
   const fs::path previous[] = {dir / "summary.json", dir / (cfg.name + ".h5"),
@@ -64,11 +66,11 @@ void prepare_output_directory(const Config& cfg, bool overwrite) {
     throw std::runtime_error(
         fmt::format("cannot create output directory '{}': {}", dir.string(), ec.message()));
   const fs::path probe = dir / fmt::format(".heatsolve-write-test.{}", ::getpid());
-  {
-    std::ofstream f(probe);
-    if (!f)
-      throw std::runtime_error(fmt::format("output directory '{}' is not writable", dir.string()));
-  }
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("output directory '{}' is not writable: {}", dir.string(),
+                                         std::strerror(errno)));
+  ::close(fd);
   fs::remove(probe, ec);
 }
 
@@ -101,6 +103,7 @@ std::unique_ptr<RunLock> lock_output_directory(const Config& cfg) {
     throw OutputRefused(e.what());
   } catch (const RunLockError& e) {
     const int err = e.error();
+    if (err == ELOOP) throw OutputRefused(e.what());  // a symbolic link planted at its name
     if ((err == EACCES || err == EPERM || err == EROFS) && ::access(dir.c_str(), W_OK) != 0)
       return nullptr;
     if (err == ENOSYS || err == EOPNOTSUPP || err == ENOLCK) {
@@ -159,79 +162,19 @@ std::string share_string(const std::string& s) {
   return share_verdict({0, s}).message;
 }
 
-// The restart: checkpoint path, its step, and the previous HDF5 series to continue.
-struct RestartPlan {
-  std::string checkpoint;      // resolved checkpoint file ("" = fresh start)
-  std::int64_t step = 0;       // step/iteration it holds
-  std::string series_source;   // previous `<name>.h5` (or moved `.partial`) to copy steps from
-  bool remove_source = false;  // the source is our `.restart-source` copy: delete when done
-};
-
-// Rank 0: resolves and validates the checkpoint against the deck (CheckpointMismatch: exit
-// 2), and (unless `check_only`) picks the series to continue, which may move a `.partial`
-// aside: only under the directory's lock. The writers cannot append, so the restarted run
-// rewrites the previous series' steps <= the checkpoint step into its new files.
-RestartPlan plan_restart(const std::string& arg, const Config& cfg, bool check_only = false) {
-  RestartPlan plan;
-  plan.checkpoint = resolve_restart_path(arg, cfg.output_directory);
-  CheckpointState header;
-  try {
-    header = read_checkpoint_header(plan.checkpoint);
-  } catch (const std::exception& e) {
-    throw CheckpointMismatch(e.what());  // unreadable / not a checkpoint: an input problem
+// Rank 0's list on every rank.
+std::vector<std::int64_t> share_steps(const std::vector<std::int64_t>& steps) {
+  std::string text;
+  for (std::int64_t s : steps) text += std::to_string(s) + " ";
+  std::vector<std::int64_t> out;
+  std::size_t at = 0;
+  text = share_string(text);
+  while (at < text.size()) {
+    const std::size_t end = text.find(' ', at);
+    out.push_back(std::stoll(text.substr(at, end - at)));
+    at = end + 1;
   }
-  check_checkpoint_matches(header, cfg, plan.checkpoint);
-  if (cfg.problem == ProblemType::Poisson && header.step > cfg.max_iterations)
-    throw CheckpointMismatch(
-        fmt::format("checkpoint '{}' is at iteration {}, beyond solver.max_iterations = {}",
-                    plan.checkpoint, header.step, cfg.max_iterations));
-  if (cfg.problem == ProblemType::Heat && header.dt == cfg.dt && header.step > cfg.steps)
-    throw CheckpointMismatch(
-        fmt::format("checkpoint '{}' is at step {}, beyond the deck's {} steps", plan.checkpoint,
-                    header.step, cfg.steps));
-  if (cfg.problem == ProblemType::Heat && header.time > cfg.end_time * (1 + 1e-12))
-    throw CheckpointMismatch(fmt::format("checkpoint '{}' is at t = {:g}, beyond time.end = {:g}",
-                                         plan.checkpoint, header.time, cfg.end_time));
-  plan.step = header.step;
-  if (check_only) return plan;
-  if (std::find(cfg.formats.begin(), cfg.formats.end(), "hdf5") != cfg.formats.end()) {
-    const fs::path dir(cfg.output_directory);
-    const fs::path final_h5 = dir / (cfg.name + ".h5");
-    const fs::path partial = dir / (cfg.name + ".h5.partial");
-    const fs::path moved = dir / (cfg.name + ".h5.restart-source");
-    if (fs::exists(final_h5)) {
-      plan.series_source = final_h5.string();  // replaced only when the new run finalizes
-    } else {
-      // A run that died without finalizing left `.partial`, which the new writer truncates:
-      // move it aside first (kept until the restarted run has published its series).
-      if (!fs::exists(moved) && fs::exists(partial)) fs::rename(partial, moved);
-      if (fs::exists(moved)) {
-        plan.series_source = moved.string();
-        plan.remove_source = true;
-      }
-    }
-  }
-  return plan;
-}
-
-// Copies the steps <= `upto` of the HDF5 series `source` into `writers` (this rank's block).
-void copy_series(const std::string& source, std::int64_t upto, const Config& cfg,
-                 const Block& block, const std::vector<FieldWriter*>& writers) {
-#ifdef HEATSOLVE_HAVE_HDF5
-  const std::vector<Hdf5StepInfo> steps = list_hdf5_steps(source);
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].step > upto) continue;
-    const Hdf5StepData d = read_hdf5_step(source, static_cast<std::int64_t>(i), &block);
-    if (cfg.precision == Precision::Float) {
-      const std::vector<float> v(d.data.begin(), d.data.end());  // exact: stored as float
-      for (FieldWriter* w : writers) w->write(d.step, d.time, v.data(), block);
-    } else {
-      for (FieldWriter* w : writers) w->write(d.step, d.time, d.data.data(), block);
-    }
-  }
-#else
-  (void)source, (void)upto, (void)cfg, (void)block, (void)writers;
-#endif
+  return out;
 }
 
 // Restores the previous signal dispositions when run_command returns.
@@ -302,6 +245,10 @@ int validate_command(const RunOptions& opts) {
                  cfg.problem == ProblemType::Heat
                      ? fmt::format(", {} steps of dt={:.6g}", cfg.steps, cfg.dt)
                      : std::string());
+    // A closed pipe (SIGPIPE is ignored, main.cpp) or a full disk: an error, not a silent 0.
+    if (std::fflush(stdout) != 0)
+      throw std::runtime_error(
+          fmt::format("cannot write to standard output: {}", std::strerror(errno)));
     return exit_code::kSuccess;
   } catch (const DeckError& e) {
     fmt::print(stderr, "{}\n", e.what());
@@ -330,6 +277,12 @@ int run_command(const RunOptions& opts) {
   const bool overwrite = opts.overwrite || cfg.overwrite;
   // SIGTERM/SIGINT/SIGUSR1 from here on stop the run gracefully (checkpoint, exit 75).
   StopHandlersGuard stop_handlers;
+  // In-situ scripts that render need a display, a virtual one, or an off-screen ParaView:
+  // refused here, before the output directory is touched, when none can be had.
+  if (!cfg.catalyst.empty())
+    if (auto rc =
+            on_root_shared<CatalystUnavailable>(root, nranks, [&] { check_catalyst_display(cfg); }))
+      return *rc;
   // A run owns its output directory: rank 0 locks it before anything in it is read, moved or
   // written, and a directory held by another live run (--overwrite and --restart included)
   // is refused on every rank with exit 2. A restart into a directory that does not exist yet
@@ -341,8 +294,10 @@ int run_command(const RunOptions& opts) {
         }))
       return *rc;
   std::unique_ptr<RunLock> lock;  // released when run_command returns or throws
-  if (auto rc =
-          on_root_shared<OutputRefused>(root, nranks, [&] { lock = lock_output_directory(cfg); }))
+  if (auto rc = on_root_shared<OutputRefused>(root, nranks, [&] {
+        lock = lock_output_directory(cfg);
+        refuse_planted_links(cfg);
+      }))
     return *rc;
   RestartPlan restart;
   if (!opts.restart.empty()) {
@@ -352,13 +307,23 @@ int run_command(const RunOptions& opts) {
     restart.checkpoint = share_string(restart.checkpoint);
     restart.series_source = share_string(restart.series_source);
     restart.step = std::stoll(share_string(std::to_string(restart.step)));
-    restart.remove_source = !share_string(restart.remove_source ? "1" : "").empty();
+    restart.lineage = share_string(restart.lineage);
+    restart.series_steps = share_steps(restart.series_steps);
   }
-  // A restart continues in its own output directory: no --overwrite needed.
+  // A restart continues in its own output directory: no --overwrite needed. A fresh start
+  // begins a new lineage (app/restart.hpp).
   if (auto rc = on_root_shared<OutputRefused>(root, nranks, [&] {
+        remove_stale_temporaries(cfg);
         prepare_output_directory(cfg, overwrite || !restart.checkpoint.empty());
+        if (restart.checkpoint.empty()) start_fresh(cfg, overwrite);
       }))
     return *rc;
+  // What ties this run's files together (io/run_identity.hpp): the checkpoint's lineage, or
+  // a new one; set on every rank before the writers start.
+  set_run_identity(
+      {share_string(restart.checkpoint.empty() ? (root ? new_lineage_id() : "") : restart.lineage),
+       checkpoint_deck_hash(cfg)});
+  clear_series_steps();
 
   RunContext ctx;
   ctx.restart_path = restart.checkpoint;
@@ -471,8 +436,7 @@ int run_command(const RunOptions& opts) {
   }
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
-  if (!restart.series_source.empty())
-    copy_series(restart.series_source, restart.step, cfg, ctx.domain.block, writer_ptrs);
+  copy_series(restart, cfg, ctx.domain.block, writer_ptrs);
 
   ctx.backend_options = backend_options_for(cfg);
 #ifdef HEATSOLVE_HAVE_CUDA
@@ -519,10 +483,7 @@ int run_command(const RunOptions& opts) {
       if (result)
         for (const std::string& f : w->files()) result->files.push_back(f);
     }
-    if (restart.remove_source && root) {
-      std::error_code ec;
-      fs::remove(restart.series_source, ec);
-    }
+    if (root) finish_restart(cfg);  // the published series holds everything now
   };
   // A failure every rank agrees on (a blow-up: global reductions; a Catalyst script: the
   // adaptor's agreement) ends the run keeping the outputs written so far.

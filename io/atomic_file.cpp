@@ -1,6 +1,7 @@
 #include "io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,8 +43,21 @@ void fsync_directory_of(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path)
     : path_(std::move(path)), temp_(path_ + ".tmp." + std::to_string(::getpid())) {
-  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail_errno("create", temp_, errno);
+  // Exclusively and without following a symbolic link: a file of this name left by a killed
+  // process that had our pid is replaced, a symbolic link planted there is an error.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ >= 0) return;
+    const int err = errno;
+    struct stat st;
+    if (err != EEXIST || ::lstat(temp_.c_str(), &st) != 0) fail_errno("create", temp_, err);
+    if (S_ISLNK(st.st_mode))
+      throw std::runtime_error("cannot create '" + temp_ +
+                               "': a symbolic link is in its place (heatsolve never writes "
+                               "through one; remove it)");
+    if (!S_ISREG(st.st_mode) || ::unlink(temp_.c_str()) != 0) fail_errno("create", temp_, err);
+  }
+  fail_errno("create", temp_, EEXIST);
 }
 
 AtomicFile::~AtomicFile() {

@@ -28,6 +28,21 @@ struct CatalystError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The deck's scripts cannot run on this machine (exit 2, before anything is written): a
+// script renders, $DISPLAY is not set, ParaView renders through X only and no Xvfb is there.
+struct CatalystUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Rendering without a display. Debian's ParaView renders through X only and aborts the whole
+// process (SIGABRT, nothing to catch) when a script renders without an X server. So when
+// $DISPLAY is unset and a script of cfg.catalyst renders (it mentions SaveScreenshot,
+// CreateView, Render(...), or a PNG/JPG extractor) and this ParaView has no off-screen render
+// window (EGL, OSMesa), CatalystAdaptor starts a private virtual X server (Xvfb, or
+// $HEATSOLVE_XVFB) for the rest of the process's life. This check, run before the output
+// directory is touched, throws CatalystUnavailable when none of that is possible.
+void check_catalyst_display(const Config& cfg);
+
 // When the scripts run: script i at every multiple of its `every` (step 0, the initial state,
 // included) and at the last step or iteration. Plain arithmetic, independent of ParaView.
 class CatalystSchedule {

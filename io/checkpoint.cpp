@@ -8,14 +8,18 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "io/atomic_file.hpp"
+#include "io/run_identity.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_handle.hpp"
+#include "io/hdf5_storage.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -90,6 +94,7 @@ void publish_checkpoint(const std::string& directory, const std::string& path, s
     std::error_code ec;
     fs::remove(older[i], ec);  // best effort: a leftover old checkpoint is harmless
   }
+  fault_point("checkpoint", step);
 }
 
 std::string resolve_restart_path(const std::string& arg, const std::string& directory) {
@@ -115,6 +120,42 @@ std::string resolve_restart_path(const std::string& arg, const std::string& dire
     throw CheckpointMismatch(
         fmt::format("--restart latest: '{}' names '{}', which does not exist", latest, p.string()));
   return p.string();
+}
+
+std::vector<std::string> restart_candidates(const std::string& arg, const std::string& directory) {
+  if (arg != "latest") return {resolve_restart_path(arg, directory)};
+  const std::string latest = checkpoint_latest_path(directory);
+  std::ifstream in(latest);
+  if (!in)
+    throw CheckpointMismatch(fmt::format(
+        "--restart latest: no '{}' (output.directory '{}' holds no checkpoint of this deck; "
+        "set output.checkpoint_every, or pass a checkpoint file)",
+        latest, directory));
+  std::string name;
+  std::getline(in, name);
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  if (name.empty())
+    throw CheckpointMismatch(fmt::format("--restart latest: '{}' is empty", latest));
+  fs::path named(name);
+  if (named.is_relative()) named = fs::path(directory.empty() ? "." : directory) / named;
+  // The step of the named checkpoint bounds the fall-backs (later files belong to a run that
+  // was restarted from further back and never got as far again).
+  static const std::regex step_re("checkpoint_([0-9]{8,})\\.h5");
+  std::smatch m;
+  const std::string file = named.filename().string();
+  const std::int64_t bound = std::regex_match(file, m, step_re)
+                                 ? std::stoll(m[1].str())
+                                 : std::numeric_limits<std::int64_t>::max();
+  std::vector<std::string> out{named.string()};
+  const auto all = list_checkpoints(directory);
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (it->first < bound && it->second.filename() != named.filename())
+      out.push_back(it->second.string());
+  std::error_code ec;
+  if (out.size() == 1 && !fs::exists(fs::symlink_status(named, ec)))
+    throw CheckpointMismatch(fmt::format("--restart latest: '{}' names '{}', which does not exist",
+                                         latest, named.string()));
+  return out;
 }
 
 void check_checkpoint_matches(const CheckpointState& h, const Config& cfg,
@@ -260,6 +301,16 @@ void check_block_in_grid(const CheckpointState& s, const Block& b, const std::st
                                  b.count[2], s.cells[0], s.cells[1], s.cells[2]));
 }
 
+// Bytes the file of `s` takes on disk, about: the fields, the small datasets and the metadata.
+std::uint64_t expected_bytes(const CheckpointState& s) {
+  std::uint64_t cells = 1;
+  for (int a = 0; a < 3; ++a) cells *= std::uint64_t(std::max(s.cells[a], 1));
+  const std::uint64_t data = cells * value_size(s.precision) * s.fields.size() +
+                             16 * s.residual_history.size() + 8 * s.series_steps.size() +
+                             24 * s.blocks.size() + s.deck_hashed.size();
+  return data + h5::metadata_margin(data) + 8192 * s.fields.size();
+}
+
 // The part of writing done on the one writing process. `fetch(r, field, buf)` supplies the
 // bytes of rank r's block of field `field` (rank 0's own data or received).
 template <typename Fetch>
@@ -279,7 +330,18 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
       if (armed) fs::remove(path, ec);
     }
   } cleanup{tmp};
-  h5::File file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create " + tmp);
+  const h5::PropList fapl = h5::file_access(h5::FileFormat::Checkpoint, tmp);
+  h5::File file = h5::create_file(tmp, fapl.get(), "checkpoint");
+  // The disk space of the whole file first: a full disk stops here, before HDF5 writes.
+  h5::SpaceReserve reserve(file.get(), tmp);
+  struct ReleaseOnFailure {  // declared after `file`: runs before it is closed
+    h5::SpaceReserve& r;
+    bool armed = true;
+    ~ReleaseOnFailure() {
+      if (armed) r.release();
+    }
+  } release_reserve{reserve};
+  reserve.ensure(expected_bytes(s), "checkpoint");
   const hid_t root = file.get();
   put_string(root, "format", kFormatName, tmp);
   put_attr(root, "format_version", H5T_NATIVE_INT, &kCheckpointFormatVersion, 0, tmp);
@@ -297,7 +359,20 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
   put_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, tmp);
   put_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, tmp);
   put_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, tmp);
+  if (!s.lineage.empty()) put_string(root, "lineage", s.lineage, tmp);
 
+  {  // the series manifest [n]
+    const hsize_t n = s.series_steps.size();
+    h5::Dataspace space(H5Screate_simple(1, &n, nullptr), "dataspace series_steps");
+    const h5::PropList dcpl = h5::checksummed_dataset({n}, 8, "series_steps in " + tmp);
+    h5::Dataset d(H5Dcreate2(root, "series_steps", H5T_NATIVE_INT64, space.get(), H5P_DEFAULT,
+                             dcpl.get(), H5P_DEFAULT),
+                  "create series_steps in " + tmp);
+    if (n > 0)
+      h5::check(
+          H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.series_steps.data()),
+          "write series_steps in " + tmp);
+  }
   {  // residual history [n][2]
     std::vector<double> hist;
     for (const auto& [st, r] : s.residual_history) {
@@ -306,8 +381,10 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
     }
     const hsize_t dims[2] = {s.residual_history.size(), 2};
     h5::Dataspace space(H5Screate_simple(2, dims, nullptr), "dataspace residual_history");
+    const h5::PropList dcpl =
+        h5::checksummed_dataset({dims[0], dims[1]}, 8, "residual_history in " + tmp);
     h5::Dataset d(H5Dcreate2(root, "residual_history", H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT,
-                             H5P_DEFAULT, H5P_DEFAULT),
+                             dcpl.get(), H5P_DEFAULT),
                   "create residual_history in " + tmp);
     if (!hist.empty())
       h5::check(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, hist.data()),
@@ -322,8 +399,10 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
         blocks.push_back(v);
     const hsize_t dims[2] = {s.blocks.size(), 6};
     h5::Dataspace space(H5Screate_simple(2, dims, nullptr), "dataspace blocks");
+    const h5::PropList dcpl =
+        h5::checksummed_dataset({dims[0], dims[1]}, 4, "decomposition/blocks in " + tmp);
     h5::Dataset d(H5Dcreate2(g.get(), "blocks", H5T_NATIVE_INT, space.get(), H5P_DEFAULT,
-                             H5P_DEFAULT, H5P_DEFAULT),
+                             dcpl.get(), H5P_DEFAULT),
                   "create decomposition/blocks in " + tmp);
     h5::check(H5Dwrite(d.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, blocks.data()),
               "write decomposition/blocks in " + tmp);
@@ -338,8 +417,9 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
     const std::string where = tmp + ":/fields/" + s.fields[fi].name;
     h5::Dataspace space(H5Screate_simple(static_cast<int>(gdims.size()), gdims.data(), nullptr),
                         "dataspace for " + where);
+    const h5::PropList dcpl = h5::checksummed_dataset(gdims, value_size(s.precision), where);
     h5::Dataset d(H5Dcreate2(fields.get(), s.fields[fi].name.c_str(), type, space.get(),
-                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                             H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                   "create " + where);
     for (int r = 0; r < s.ranks; ++r) {
       const Block& b = s.blocks[static_cast<std::size_t>(r)];
@@ -350,9 +430,23 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
     }
   }
   fields.reset();
+  release_reserve.armed = false;
   file.close("close " + tmp);
+  reserve.release();
   publish_file(tmp, path);
   cleanup.armed = false;
+}
+
+// The lineage and series manifest a checkpoint of `state` records: the caller's, else this
+// process's run (io/run_identity.hpp).
+CheckpointState with_identity(const CheckpointState& state) {
+  CheckpointState s = state;
+  if (s.lineage.empty()) s.lineage = run_identity().lineage;
+  if (!s.has_series_steps) {
+    s.series_steps = series_steps_through(s.step);
+    s.has_series_steps = true;
+  }
+  return s;
 }
 
 void check_state(const CheckpointState& s) {
@@ -366,7 +460,7 @@ void check_state(const CheckpointState& s) {
 
 void write_checkpoint(const std::string& path, const CheckpointState& state) {
   check_state(state);
-  CheckpointState s = state;
+  CheckpointState s = with_identity(state);
   s.ranks = 1;
   s.blocks = {state.block};
   write_file(path, s, [&](int, std::size_t fi, std::vector<unsigned char>& buf) {
@@ -407,7 +501,7 @@ void write_checkpoint(const std::string& path, const CheckpointState& state, MPI
   MPI_Gather(mine, 6, MPI_INT, all.data(), 6, MPI_INT, 0, comm);
   std::string error;
   if (rank == 0) {
-    CheckpointState s = state;
+    CheckpointState s = with_identity(state);
     s.ranks = size;
     s.blocks.resize(static_cast<std::size_t>(size));
     for (int r = 0; r < size; ++r) {
@@ -493,6 +587,20 @@ CheckpointState read_impl(const std::string& path, const Block* block) {
   get_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, path);
   get_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, path);
   get_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, path);
+  if (H5Aexists(root, "lineage") > 0) s.lineage = get_string(root, "lineage", path);
+  if (H5Lexists(root, "series_steps", H5P_DEFAULT) > 0) {
+    h5::Dataset d(H5Dopen2(root, "series_steps", H5P_DEFAULT), "open series_steps in " + path);
+    h5::Dataspace space(H5Dget_space(d.get()), "dataspace");
+    if (H5Sget_simple_extent_ndims(space.get()) != 1) bad_file(path, "series_steps is not 1-D");
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+    s.series_steps.resize(n);
+    if (n > 0)
+      h5::check(
+          H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.series_steps.data()),
+          "read series_steps in " + path);
+    s.has_series_steps = true;
+  }
 
   // A 2-D dataset with `cols` columns: `sink(dataset, type, rows)` reads it.
   const auto read_2d = [&](const char* name, hid_t type, std::size_t cols, auto&& sink) {
@@ -571,6 +679,70 @@ CheckpointState read_checkpoint(const std::string& path, const Block& block) {
   return read_impl(path, &block);
 }
 
+void verify_checkpoint(const std::string& path, const CheckpointState& header) {
+  const auto damaged = [&](const std::string& what) {
+    throw CheckpointDamaged(fmt::format("checkpoint '{}' is damaged: {}", path, what));
+  };
+  try {
+    h5::silence_errors();
+    h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path);
+    const hid_t root = file.get();
+    for (const char* name : {"residual_history", "decomposition/blocks", "series_steps"}) {
+      if (H5Lexists(root, name, H5P_DEFAULT) <= 0 &&
+          (std::strcmp(name, "series_steps") != 0 || header.has_series_steps))
+        damaged(fmt::format("dataset '{}' is missing", name));
+    }
+    std::vector<std::string> need{"u"};
+    if (header.anderson_depth > 0) {
+      for (int j = 0; j <= header.anderson_depth; ++j) need.push_back(fmt::format("F{}", j));
+      for (int j = 0; j < header.anderson_depth; ++j) need.push_back(fmt::format("G{}", j));
+      need.push_back("g_prev");
+    }
+    if (H5Lexists(root, "fields", H5P_DEFAULT) <= 0) damaged("group '/fields' is missing");
+    h5::Group fields(H5Gopen2(root, "fields", H5P_DEFAULT), "open group fields in " + path);
+    for (const std::string& name : need)
+      if (H5Lexists(fields.get(), name.c_str(), H5P_DEFAULT) <= 0)
+        damaged(fmt::format("field '{}' is missing", name));
+    const auto gdims = file_dims(header.dims, header.cells);
+    const hid_t type = h5_type(header.precision);
+    H5G_info_t info;
+    h5::check(H5Gget_info(fields.get(), &info), "list fields in " + path);
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+      char name[256] = {0};
+      if (H5Lget_name_by_idx(fields.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                             H5P_DEFAULT) < 0)
+        h5::fail("list fields in " + path);
+      const std::string where = path + ":/fields/" + name;
+      h5::Dataset d(H5Dopen2(fields.get(), name, H5P_DEFAULT), "open " + where);
+      h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
+      std::vector<hsize_t> dims(gdims.size());
+      if (H5Sget_simple_extent_ndims(space.get()) != static_cast<int>(gdims.size()) ||
+          (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), dims != gdims))
+        damaged(fmt::format("field '{}' does not have the grid's shape", name));
+      h5::Datatype stored(H5Dget_type(d.get()), "type of " + where);
+      if (H5Tget_class(stored.get()) != H5T_FLOAT ||
+          H5Tget_size(stored.get()) != value_size(header.precision))
+        damaged(fmt::format("field '{}' is not stored in {} precision", name,
+                            to_string(header.precision)));
+      h5::read_chunkwise(d.get(), type, value_size(header.precision), gdims, where);
+    }
+    for (const auto& [name, type, size] : {std::tuple{"residual_history", H5T_NATIVE_DOUBLE, 8},
+                                           {"decomposition/blocks", H5T_NATIVE_INT, 4}}) {
+      h5::Dataset d(H5Dopen2(root, name, H5P_DEFAULT), fmt::format("open {} in {}", name, path));
+      h5::Dataspace space(H5Dget_space(d.get()), "dataspace");
+      std::vector<hsize_t> dims(2);
+      if (H5Sget_simple_extent_ndims(space.get()) != 2)
+        damaged(fmt::format("'{}' is not 2-D", name));
+      H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+      h5::read_chunkwise(d.get(), type, std::size_t(size), dims, path + ":/" + name);
+    }
+  } catch (const CheckpointDamaged&) {
+    throw;
+  } catch (const std::exception& e) {
+    damaged(e.what());
+  }
+}
+
 #else  // !HEATSOLVE_HAVE_HDF5
 
 namespace {
@@ -590,6 +762,9 @@ CheckpointState read_checkpoint_header(const std::string&) {
   no_hdf5();
 }
 CheckpointState read_checkpoint(const std::string&, const Block&) {
+  no_hdf5();
+}
+void verify_checkpoint(const std::string&, const CheckpointState&) {
   no_hdf5();
 }
 

@@ -13,11 +13,19 @@
 //       heat rate), anderson_depth (int, 0 unless Anderson), ring_position (int64: the ring
 //       slot the next difference goes to, (step - 1) % depth; -1 before the first step)
 //     ranks (int): MPI ranks of the writing run
+//     lineage (32 hex digits): the run's lineage (io/run_identity.hpp); absent in checkpoints
+//       of older versions
 //   /decomposition/blocks   int [ranks][6]: offset x y z, count x y z of every rank's block
 //   /residual_history       double [n][2]: (step, residual) pairs recorded so far
+//   /series_steps           int64 [n]: the output steps <= step that the run's HDF5 series
+//                           holds (io/run_identity.hpp); absent in older checkpoints
 //   /fields/<name>          [nz][ny][nx] (2D: [ny][nx]) interior cells, x fastest, in the
 //                           run's precision: "u" (the solution), and for Anderson "F0".."F<m>"
 //                           (difference ring + current f), "G0".."G<m-1>", "g_prev"
+//
+// Every dataset is chunked and checksummed (HDF5's Fletcher32 filter), and the file uses the
+// HDF5 1.10 format, whose metadata carries checksums too: a damaged checkpoint fails to read
+// (verify_checkpoint() reads all of it) instead of restarting from wrong values.
 //
 // Fields are stored on the global grid, so a checkpoint can be read back by any
 // decomposition; each rank reads its own block. Writing under MPI gathers the blocks on
@@ -51,6 +59,13 @@ struct CheckpointMismatch : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A checkpoint that cannot be read back intact: not a checkpoint, truncated, a checksum that
+// does not match, a field missing. Also exit code 2; `--restart latest` then falls back to the
+// checkpoint before it.
+struct CheckpointDamaged : CheckpointMismatch {
+  using CheckpointMismatch::CheckpointMismatch;
+};
+
 // One field of the local block, interior cells x fastest, raw values of the run's precision
 // (block.size() * 4 or 8 bytes).
 struct CheckpointField {
@@ -63,6 +78,12 @@ struct CheckpointState {
   std::string problem, method;
   Precision precision = Precision::Double;
   std::string deck_hash, deck_hashed;
+  // The run's lineage and the output steps <= step of its HDF5 series (io/run_identity.hpp).
+  // Writing: left empty (and has_series_steps false), both are taken from the process's
+  // run_identity() and series manifest. Reading: has_series_steps says the file had them.
+  std::string lineage;
+  bool has_series_steps = false;
+  std::vector<std::int64_t> series_steps;
   int dims = 3;
   std::array<int, 3> cells{1, 1, 1};
   // Progress and solver state.
@@ -118,9 +139,20 @@ CheckpointState read_checkpoint_header(const std::string& path);
 // Reads everything, fields restricted to `block`.
 CheckpointState read_checkpoint(const std::string& path, const Block& block);
 
+// Reads every dataset of the checkpoint in full (each chunk's checksum is verified on the
+// way) and checks that the fields a restart of `header` needs are there, in the grid's shape
+// and the checkpoint's precision: "u", and for Anderson F0..F<m>, G0..G<m-1>, g_prev. Throws
+// CheckpointDamaged naming the file and what is wrong.
+void verify_checkpoint(const std::string& path, const CheckpointState& header);
+
 // `--restart` argument -> checkpoint file: "latest" resolves through checkpoint_latest in
 // `directory`. Throws CheckpointMismatch when there is nothing to restart from.
 std::string resolve_restart_path(const std::string& arg, const std::string& directory);
+// The checkpoints a restart may use, best first: for a file, just it; for "latest", the one
+// checkpoint_latest names, then the older `checkpoint_<step>.h5` of `directory`, newest first
+// (the fall-backs when it turns out to be damaged). Throws CheckpointMismatch when
+// checkpoint_latest is missing or empty, or names a missing file with no older one.
+std::vector<std::string> restart_candidates(const std::string& arg, const std::string& directory);
 
 // Throws CheckpointMismatch saying what differs (deck keys, precision, grid, problem) when
 // the checkpoint `header` cannot continue `cfg`.

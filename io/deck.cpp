@@ -7,6 +7,8 @@
 #include "io/deck.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -195,6 +197,33 @@ bool is_valid_utf8(const std::string& s) {
   return true;
 }
 
+// ---- YAML features a deck does not use -------------------------------------------------
+
+// Tags other than YAML's non-specific ones ("?" plain, "!" quoted) and `!!str`: a deck is
+// plain data, and a tag such as `!!python/object:...` (meaningful to other YAML loaders) or
+// `!!float` would otherwise be dropped without a word.
+void check_tag(const YAML::Node& y, const Location& at) {
+  const std::string& tag = y.Tag();
+  if (tag.empty() || tag == "?" || tag == "!" || tag == "tag:yaml.org,2002:str") return;
+  const std::string core = "tag:yaml.org,2002:";
+  const std::string shown = tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag;
+  fail(at, fmt::format("YAML tag '{}' is not allowed: a deck is plain data (only !!str, to "
+                       "make a value a string, is accepted)",
+                       shown));
+}
+
+// The first YAML document of `text`; a second one with content is an error (it would be
+// ignored: `---` separates documents).
+YAML::Node single_document(const std::string& text, const Locator& locate) {
+  std::vector<YAML::Node> docs = YAML::LoadAll(text);
+  for (std::size_t i = 1; i < docs.size(); ++i)
+    if (docs[i].IsDefined() && !docs[i].IsNull())
+      fail(locate(docs[i].Mark()),
+           "a second YAML document ('---'): a deck is one document (remove the separator or "
+           "the rest)");
+  return docs.empty() ? YAML::Node() : docs[0];
+}
+
 struct Converter {
   const Locator& locate;
   std::size_t nodes = 0;
@@ -237,6 +266,7 @@ DeckNode Converter::convert(const YAML::Node& y) {
     fail(n.loc, fmt::format("the deck expands to more than {} values (YAML aliases nested too "
                             "deeply?)",
                             kMaxDeckNodes));
+  check_tag(y, n.loc);
   switch (y.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -262,7 +292,10 @@ DeckNode Converter::convert(const YAML::Node& y) {
 DeckNode parse_yaml(const std::string& text, const Locator& locate) {
   try {
     Converter converter{locate};
-    return converter.convert(YAML::Load(text));
+    return converter.convert(single_document(text, locate));
+  } catch (const YAML::DeepRecursion& e) {
+    // (yaml-cpp 0.7 calls it "bad file".)
+    fail(locate(e.mark), fmt::format("the deck is nested more than {} levels deep", kMaxDeckDepth));
   } catch (const YAML::Exception& e) {
     fail(locate(e.mark), e.msg.empty() ? std::string("invalid YAML") : e.msg);
   }
@@ -591,6 +624,16 @@ const std::vector<std::string> kRootKeys{"name",   "problem",   "grid",     "mat
                                          "solver", "execution", "output"};
 const std::vector<std::string> kFaceNames{"x-", "x+", "y-", "y+", "z-", "z+"};
 
+// The files a run names after `name` must fit the 255-byte limit of a file name (the longest:
+// `<name>_vti/<name>_<step>_<rank>.vti.tmp.<pid>`, about 30 more characters).
+constexpr std::size_t kMaxNameLength = 200;
+void check_name_length(const DeckNode& n, const std::string& name) {
+  if (name.size() > kMaxNameLength)
+    fail(n.loc, fmt::format("name: {} characters is too long (at most {}: the output files are "
+                            "named after it, and file names have at most 255 bytes)",
+                            name.size(), kMaxNameLength));
+}
+
 void read_name(const MapView& top, Config& cfg) {
   const DeckNode& n = top.require("name");
   cfg.name = text(n, "name");
@@ -602,6 +645,7 @@ void read_name(const MapView& top, Config& cfg) {
     fail(n.loc, fmt::format("name: '{}' may contain only letters, digits, '_', '-' and '.', and "
                             "must start with a letter, digit or '_'",
                             cfg.name));
+  check_name_length(n, cfg.name);
 }
 
 void read_problem(const DeckNode& n, Config& cfg) {
@@ -641,6 +685,26 @@ void check_spacing(const MapView& v, const Config& cfg) {
   }
 }
 
+// Cell centres are computed as origin + (i + 1/2) h in double: an origin so far from 0 that
+// the centres' offsets from it lose their digits (grid.origin: 1e17 with h = 1/64 rounds
+// every centre to the origin, and a sine field to zeros) is refused. The rounding of a
+// coordinate, |x| 2^-52, must stay below 1e-6 of a cell.
+void check_origin_precision(const DeckNode& origin, const Config& cfg) {
+  constexpr double kMaxRoundingPerCell = 1e-6;
+  for (int d = 0; d < cfg.dimensions; ++d) {
+    const double h = cfg.length[d] / cfg.cells[d];
+    const double far = std::max(std::abs(cfg.origin[d]), std::abs(cfg.origin[d] + cfg.length[d]));
+    if (far * std::numeric_limits<double>::epsilon() > kMaxRoundingPerCell * h)
+      fail(origin.items[std::size_t(d)].loc,
+           fmt::format("grid.origin[{}]: {:g} is too far from 0 for cells of size {:g}: cell "
+                       "centres there are rounded by {:.3g} cells in double precision (at most "
+                       "{:g}; keep |origin| below {:.3g}, e.g. by shifting the coordinates)",
+                       d, cfg.origin[d], h, far * std::numeric_limits<double>::epsilon() / h,
+                       kMaxRoundingPerCell,
+                       kMaxRoundingPerCell * h / std::numeric_limits<double>::epsilon()));
+  }
+}
+
 void read_grid(const DeckNode& n, Config& cfg) {
   constexpr std::int64_t kMaxCells = std::int64_t{1} << 30;
   const MapView v(n, "grid", {"cells", "length", "origin"});
@@ -660,6 +724,7 @@ void read_grid(const DeckNode& n, Config& cfg) {
   cfg.length = v.optional("length", cfg.length, lengths);
   cfg.origin = v.optional("origin", cfg.origin, points);
   check_spacing(v, cfg);
+  if (const DeckNode* origin = v.get("origin")) check_origin_precision(*origin, cfg);
 }
 
 void read_material(const DeckNode& n, Config& cfg) {
@@ -755,6 +820,32 @@ void read_box(const MapView& v, int dims, Shape& s) {
            fmt::format("{}: upper corner must exceed the lower one on every axis, but upper[{}] "
                        "= {} <= lower[{}] = {}",
                        v.path("upper"), d, s.upper[d], d, s.lower[d]));
+}
+
+// A box holding no cell centre (wholly outside the domain, or between two centres) sets no
+// cell: almost surely a mistake in its coordinates (lower/upper are physical, origin
+// included). A cell belongs to the box when lower <= centre <= upper on every axis
+// (solvers/problem: shape_value).
+void check_box_has_cells(const DeckNode& n, const std::string& path, const Shape& s,
+                         const Config& cfg) {
+  if (s.type != ShapeType::Box) return;
+  static const char* const kAxes = "xyz";
+  for (int d = 0; d < cfg.dimensions; ++d) {
+    const double h = cfg.length[d] / cfg.cells[d];
+    const auto centre = [&](std::int64_t i) { return cfg.origin[d] + (double(i) + 0.5) * h; };
+    // The first centre at or above lower, then whether it is within upper.
+    double first = std::ceil((s.lower[d] - cfg.origin[d]) / h - 0.5);
+    first = std::min(std::max(first, 0.0), double(cfg.cells[d]));
+    auto i = static_cast<std::int64_t>(first);
+    while (i > 0 && centre(i - 1) >= s.lower[d]) --i;  // rounding of the division
+    while (i < cfg.cells[d] && centre(i) < s.lower[d]) ++i;
+    if (i < cfg.cells[d] && centre(i) <= s.upper[d]) continue;
+    const DeckNode* lower = n.find("lower");
+    fail(lower ? lower->loc : n.loc,
+         fmt::format("{}: the box [{:g}, {:g}] on the {} axis holds no cell centre of the grid "
+                     "(centres from {:g} to {:g}): it would set no cell",
+                     path, s.lower[d], s.upper[d], kAxes[d], centre(0), centre(cfg.cells[d] - 1)));
+  }
 }
 
 Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allow_none) {
@@ -1047,10 +1138,14 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   if (cfg.problem == ProblemType::Heat && !top.get("time"))
     fail(top.loc(), "missing required key 'time' (a heat problem needs time.end or time.steps)");
   section(top, "time", cfg, read_time);
-  if (const DeckNode* n = top.get("initial"))
+  if (const DeckNode* n = top.get("initial")) {
     cfg.initial = read_shape(*n, "initial", cfg.dimensions, /*allow_none=*/false);
-  if (const DeckNode* n = top.get("source"))
+    check_box_has_cells(*n, "initial", cfg.initial, cfg);
+  }
+  if (const DeckNode* n = top.get("source")) {
     cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
+    check_box_has_cells(*n, "source", cfg.source, cfg);
+  }
   section(top, "boundary", cfg, read_boundary);
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
@@ -1119,11 +1214,31 @@ Config parse_deck(const std::string& text, const std::string& source_name,
   return cfg;
 }
 
+namespace {
+
+// Only a regular file is read: a FIFO would block `validate` and `run` until someone writes
+// to it, a device never ends.
+void check_regular_deck_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw DeckError(path, 0, 0, fmt::format("cannot read deck: {}", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw DeckError(path, 0, 0, "cannot read deck: it is a directory");
+  if (!S_ISREG(st.st_mode))
+    throw DeckError(path, 0, 0,
+                    fmt::format("cannot read deck: not a regular file (a {}); give the deck as a "
+                                "file",
+                                S_ISFIFO(st.st_mode)   ? "FIFO or pipe"
+                                : S_ISCHR(st.st_mode)  ? "character device"
+                                : S_ISBLK(st.st_mode)  ? "block device"
+                                : S_ISSOCK(st.st_mode) ? "socket"
+                                                       : "special file"));
+}
+
+}  // namespace
+
 Config load_deck(const std::string& path, const std::vector<std::string>& overrides,
                  const DeckFeatures& features) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw DeckError(path, 0, 0, "cannot read deck: it is a directory");
+  check_regular_deck_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DeckError(path, 0, 0, fmt::format("cannot read deck: {}", std::strerror(errno)));
   // Decks are a few hundred bytes; a huge file is the wrong file (a result, a binary).

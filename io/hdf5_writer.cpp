@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -19,6 +20,8 @@
 
 #include "io/atomic_file.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/hdf5_storage.hpp"
+#include "io/run_identity.hpp"
 
 namespace heatsolve {
 namespace {
@@ -130,6 +133,32 @@ std::pair<h5::Dataspace, h5::Dataspace> select_block(hid_t dset, const Hyperslab
   return {std::move(file_space), std::move(mem_space)};
 }
 
+// ---- Integrity (docs/robustness.md) ------------------------------------------------------
+
+std::size_t stored_size(Precision p) {
+  return p == Precision::Float ? sizeof(float) : sizeof(double);
+}
+
+// The creation list of a step's dataset (`slab.global`): chunked, as every filter needs, and
+// checksummed by Fletcher32 so that a restart copying the step detects damage. Compression
+// filters go here, before h5::add_checksum(): the checksum then covers the stored bytes.
+h5::PropList series_dataset_creation(const Hyperslab& slab, Precision precision,
+                                     const std::string& where) {
+  h5::PropList dcpl = h5::chunked_dataset(slab.global, stored_size(precision), where);
+  // Every element is written: skip the fill-value pass.
+  h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "set fill time for " + where);
+  h5::add_checksum(dcpl.get(), where);
+  return dcpl;
+}
+
+// The run's identity (io/run_identity.hpp) as root attributes of a new series: a restart
+// continues only a series of its own deck and lineage.
+void write_identity(hid_t root, const std::string& where) {
+  const RunIdentity& id = run_identity();
+  if (!id.lineage.empty()) set_string_attribute(root, "lineage", id.lineage, where);
+  if (!id.deck_hash.empty()) set_string_attribute(root, "deck_hash", id.deck_hash, where);
+}
+
 class Hdf5Writer final : public FieldWriter {
  public:
   enum class Mode { Serial, Collective, Gather };
@@ -175,8 +204,9 @@ class Hdf5Writer final : public FieldWriter {
 
   ~Hdf5Writer() override {
     // Without finalize() (an exception, an abandoned run) the `.partial` file is closed and
-    // left for inspection; nothing appears under the final names.
+    // left for inspection (and for a restart); nothing appears under the final names.
     file_.reset();
+    reserve_.release();
 #ifdef HEATSOLVE_HAVE_MPI
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -196,6 +226,7 @@ class Hdf5Writer final : public FieldWriter {
     if (mode_ == Mode::Collective) file_.close("close " + partial_h5_);  // collective
     on_root([&] {
       file_.close("close " + partial_h5_);
+      reserve_.release();
       publish_file(partial_h5_, final_h5_);
       write_file_atomically(xdmf_, xdmf_text());
     });
@@ -209,6 +240,10 @@ class Hdf5Writer final : public FieldWriter {
  private:
   bool is_root() const {
     return rank_ == 0;
+  }
+
+  static std::string step_label(std::int64_t step) {
+    return "step " + std::to_string(step);
   }
 
   // Runs `f` on rank 0 only; every rank then throws if it failed there.
@@ -239,15 +274,24 @@ class Hdf5Writer final : public FieldWriter {
   }
 
   void open() {
-    h5::PropList fapl(H5Pcreate(H5P_FILE_ACCESS), "file access list for " + partial_h5_);
+    h5::PropList fapl = h5::file_access(h5::FileFormat::Series, partial_h5_);
 #ifdef HEATSOLVE_HAVE_PARALLEL_HDF5
     if (mode_ == Mode::Collective) {
       h5::check(H5Pset_fapl_mpio(fapl.get(), comm_, MPI_INFO_NULL),
                 "set MPI-IO driver for " + partial_h5_);
     }
 #endif
-    file_ = h5::File(H5Fcreate(partial_h5_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                     "create " + partial_h5_);
+    // Never through a symbolic link: the previous run's partial file (already moved aside by
+    // a restart) is replaced, a link is an error. Collective: rank 0 clears the name first.
+    if (mode_ == Mode::Collective) {
+      on_root([&] { h5::remove_stale_file(partial_h5_, "series file"); });
+      file_ = h5::File(H5Fcreate(partial_h5_.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
+                       "create " + partial_h5_);
+    } else {
+      file_ = h5::create_file(partial_h5_, fapl.get(), "series file");
+    }
+    if (is_root()) reserve_ = h5::SpaceReserve(file_.get(), partial_h5_);
+    reserve("the series header");
     const std::string where = partial_h5_ + ":/";
     hid_t root = file_.get();
     set_string_attribute(root, "format", kFormatName, where);
@@ -256,9 +300,24 @@ class Hdf5Writer final : public FieldWriter {
     set_attribute(root, "cells", H5T_NATIVE_INT, grid_.cells.data(), 3, where);
     set_attribute(root, "origin", H5T_NATIVE_DOUBLE, grid_.origin.data(), 3, where);
     set_attribute(root, "spacing", H5T_NATIVE_DOUBLE, grid_.spacing.data(), 3, where);
+    write_identity(root, where);
     h5::Group steps(H5Gcreate2(root, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                     "create group /steps in " + partial_h5_);
     h5::check(H5Fflush(root, H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
+  }
+
+  // The disk space of the next step (or of the header: `what`), reserved before HDF5 writes
+  // any of it (io/hdf5_storage.hpp); throws on every rank in the collective mode. Rank 0
+  // alone calls it in the other modes.
+  void reserve(const std::string& what) {
+    std::uint64_t cells = 1;
+    for (int a = 0; a < 3; ++a) cells *= std::uint64_t(grid_.cells[a]);
+    const std::uint64_t bytes = cells * stored_size(precision_);
+    const auto ensure = [&] { reserve_.ensure(bytes + h5::metadata_margin(bytes), what); };
+    if (mode_ == Mode::Collective)
+      on_root(ensure);
+    else
+      ensure();
   }
 
   // Creates (or, for a step written before, reopens) the step's group and dataset.
@@ -280,9 +339,7 @@ class Hdf5Writer final : public FieldWriter {
       h5::Dataspace space(
           H5Screate_simple(static_cast<int>(slab.global.size()), slab.global.data(), nullptr),
           "dataspace for " + where);
-      h5::PropList dcpl(H5Pcreate(H5P_DATASET_CREATE), "dataset creation list for " + where);
-      // Every element is written: skip the fill-value pass.
-      h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "set fill time for " + where);
+      const h5::PropList dcpl = series_dataset_creation(slab, precision_, where);
       d = h5::Dataset(H5Dcreate2(g.get(), kFieldName, stored_type(precision_), space.get(),
                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                       "create dataset " + where + "/" + kFieldName);
@@ -345,12 +402,15 @@ class Hdf5Writer final : public FieldWriter {
       write_gathered(step, time, data, block);
     } else {
       if (mode_ == Mode::Collective) validate_collectively(data, block);
+      reserve(step_label(step));
       h5::Dataset d = open_step(step, time);
       write_block(d.get(), data, block, step);
       d.reset();
+      fault_point("series", step);
       h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
     }
     steps_[step] = time;
+    record_series_step(step);
   }
 
   // Serial HDF5 under MPI: rank 0 receives every rank's block and writes it.
@@ -385,6 +445,7 @@ class Hdf5Writer final : public FieldWriter {
     std::string error;
     h5::Dataset d;
     try {
+      reserve(step_label(step));
       d = open_step(step, time);
       write_block(d.get(), data, block, step);
     } catch (const std::exception& e) {
@@ -408,6 +469,7 @@ class Hdf5Writer final : public FieldWriter {
       }
     }
     d.reset();
+    if (error.empty()) fault_point("series", step);
     if (error.empty() && H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
       error = "HDF5: flush " + partial_h5_ + " failed (" + h5::last_error() + ")";
     }
@@ -476,6 +538,7 @@ class Hdf5Writer final : public FieldWriter {
   Precision precision_;
   Mode mode_;
   h5::File file_;
+  h5::SpaceReserve reserve_;              // rank 0: disk space ahead of the partial file
   std::map<std::int64_t, double> steps_;  // step -> time, everything written so far
   bool finalized_ = false;
   int rank_ = 0, size_ = 1;
@@ -552,29 +615,25 @@ std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path) {
   return list_steps(file.get(), path);
 }
 
-Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const Block* block) {
-  h5::File file = open_for_reading(path);
-  std::vector<Hdf5StepInfo> steps = list_steps(file.get(), path);
-  const auto n = static_cast<std::int64_t>(steps.size());
-  const std::int64_t i = index < 0 ? n + index : index;
-  if (i < 0 || i >= n) {
-    throw std::runtime_error("HDF5 '" + path + "': no step at index " + std::to_string(index) +
-                             " (file holds " + std::to_string(n) + " steps)");
-  }
+namespace {
+
+// Reads the step `info` of the open series `f` (`path` for messages): the whole grid, or
+// `block` of it.
+Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& info,
+                       const Block* block) {
   Hdf5StepData out;
-  out.step = steps[i].step;
-  out.time = steps[i].time;
+  out.step = info.step;
+  out.time = info.time;
 
   const std::string root = path + ":/";
-  hid_t f = file.get();
   get_attribute(f, "dimensions", H5T_NATIVE_INT, &out.grid.dims, 0, root);
   get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
   get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
   get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
   check_output_grid(out.grid, "HDF5 file '" + path + "'");
 
-  const std::string where = path + ":" + steps[i].dataset;
-  h5::Dataset d(H5Dopen2(f, steps[i].dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
+  const std::string where = path + ":" + info.dataset;
+  h5::Dataset d(H5Dopen2(f, info.dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
   h5::Datatype type(H5Dget_type(d.get()), "type of " + where);
   if (H5Tget_class(type.get()) != H5T_FLOAT) {
     throw std::runtime_error("HDF5 '" + where + "': not a floating-point dataset");
@@ -607,6 +666,128 @@ Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const B
   return out;
 }
 
+std::string read_string_attribute(hid_t obj, const char* name, const std::string& where) {
+  const std::string what = std::string("attribute '") + name + "' of " + where;
+  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
+  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    throw std::runtime_error("HDF5: " + what + " is not a string");
+  const std::size_t size = H5Tget_size(type.get());
+  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
+  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
+  std::string out(size + 1, '\0');
+  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+}  // namespace
+
+Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const Block* block) {
+  h5::File file = open_for_reading(path);
+  std::vector<Hdf5StepInfo> steps = list_steps(file.get(), path);
+  const auto n = static_cast<std::int64_t>(steps.size());
+  const std::int64_t i = index < 0 ? n + index : index;
+  if (i < 0 || i >= n) {
+    throw std::runtime_error("HDF5 '" + path + "': no step at index " + std::to_string(index) +
+                             " (file holds " + std::to_string(n) + " steps)");
+  }
+  return read_step(file.get(), path, steps[i], block);
+}
+
+Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
+  h5::File file = open_for_reading(path);
+  const hid_t f = file.get();
+  const std::string root = path + ":/";
+  Hdf5SeriesInfo info;
+  if (H5Aexists(f, "format") > 0) info.format = read_string_attribute(f, "format", root);
+  if (H5Aexists(f, "lineage") > 0) info.lineage = read_string_attribute(f, "lineage", root);
+  if (H5Aexists(f, "deck_hash") > 0) info.deck_hash = read_string_attribute(f, "deck_hash", root);
+  get_attribute(f, "dimensions", H5T_NATIVE_INT, &info.grid.dims, 0, root);
+  get_attribute(f, "cells", H5T_NATIVE_INT, info.grid.cells.data(), 3, root);
+  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, info.grid.origin.data(), 3, root);
+  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, info.grid.spacing.data(), 3, root);
+  h5::Group steps(H5Gopen2(f, "/steps", H5P_DEFAULT), "open group /steps in " + path);
+  H5G_info_t ginfo;
+  h5::check(H5Gget_info(steps.get(), &ginfo), "list /steps in " + path);
+  for (hsize_t i = 0; i < ginfo.nlinks; ++i) {
+    char name[64] = {0};
+    const ssize_t len = H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name,
+                                           sizeof name, H5P_DEFAULT);
+    if (len < 0) h5::fail("list /steps in " + path);
+    char* end = nullptr;
+    const long long step = std::strtoll(name, &end, 10);
+    if (len > 0 && std::size_t(len) < sizeof name && *end == '\0' && step >= 0)
+      info.steps.push_back(step);
+  }
+  std::sort(info.steps.begin(), info.steps.end());
+  return info;
+}
+
+struct Hdf5SeriesReader::Impl {
+  std::string path;
+  h5::File file;
+};
+
+Hdf5SeriesReader::Hdf5SeriesReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->file = open_for_reading(path);
+}
+
+Hdf5SeriesReader::~Hdf5SeriesReader() = default;
+
+double Hdf5SeriesReader::verify(std::int64_t step) {
+  const std::string group = step_group(step);
+  const std::string where = impl_->path + ":" + group;
+  try {
+    h5::Group g(H5Gopen2(impl_->file.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
+    std::int64_t s = -1;
+    double time = 0;
+    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s, 0, where);
+    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &time, 0, where);
+    if (s != step)
+      throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
+                               std::to_string(s));
+    const std::string dataset = where + "/" + kFieldName;
+    h5::Dataset d(H5Dopen2(g.get(), kFieldName, H5P_DEFAULT), "open dataset " + dataset);
+    h5::Datatype type(H5Dget_type(d.get()), "type of " + dataset);
+    const std::size_t size = H5Tget_size(type.get());
+    if (H5Tget_class(type.get()) != H5T_FLOAT || (size != 4 && size != 8))
+      throw std::runtime_error("HDF5 '" + dataset + "': not a floating-point dataset");
+    h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + dataset);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 1 || rank > 3) throw std::runtime_error("HDF5 '" + dataset + "': bad rank");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    h5::check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+              "query shape of " + dataset);
+    h5::read_chunkwise(d.get(), size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, size, dims,
+                       dataset);
+    return time;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("step " + std::to_string(step) + " of '" + impl_->path +
+                             "' cannot be read back intact: " + e.what());
+  }
+}
+
+Hdf5StepData Hdf5SeriesReader::read(std::int64_t step, const Block* block) {
+  const std::string group = step_group(step);
+  const std::string where = impl_->path + ":" + group;
+  try {
+    h5::Group g(H5Gopen2(impl_->file.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
+    Hdf5StepInfo info;
+    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &info.step, 0, where);
+    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &info.time, 0, where);
+    if (info.step != step)
+      throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
+                               std::to_string(info.step));
+    info.dataset = group + "/" + kFieldName;
+    return read_step(impl_->file.get(), impl_->path, info, block);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("step " + std::to_string(step) + " of '" + impl_->path +
+                             "' cannot be read back intact: " + e.what());
+  }
+}
+
 }  // namespace heatsolve
 
 #else  // !HEATSOLVE_HAVE_HDF5
@@ -634,6 +815,20 @@ std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string&) {
   no_hdf5();
 }
 Hdf5StepData read_hdf5_step(const std::string&, std::int64_t, const Block*) {
+  no_hdf5();
+}
+Hdf5SeriesInfo read_hdf5_series_info(const std::string&) {
+  no_hdf5();
+}
+struct Hdf5SeriesReader::Impl {};
+Hdf5SeriesReader::Hdf5SeriesReader(const std::string&) {
+  no_hdf5();
+}
+Hdf5SeriesReader::~Hdf5SeriesReader() = default;
+Hdf5StepData Hdf5SeriesReader::read(std::int64_t, const Block*) {
+  no_hdf5();
+}
+double Hdf5SeriesReader::verify(std::int64_t) {
   no_hdf5();
 }
 

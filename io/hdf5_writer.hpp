@@ -3,10 +3,17 @@
 // File format (one file per run, `<directory>/<name>.h5`):
 //   /                       attributes: format = "heatsolve-timeseries", format_version = 1,
 //                           dimensions (int, 2|3), cells[3] (int), origin[3], spacing[3]
-//                           (double); the [3] arrays are in x,y,z order (2D: cells[2] = 1).
+//                           (double); the [3] arrays are in x,y,z order (2D: cells[2] = 1);
+//                           lineage and deck_hash (strings, io/run_identity.hpp; absent in
+//                           files of older versions and when the run set no identity).
 //   /steps/<%08d step>/     one group per output step, attributes time (double), step (int64)
 //       temperature         dataset [nz][ny][nx] (2D: [ny][nx]), x fastest, native float or
 //                           double per Precision; attributes time, step as on the group.
+// The file uses the HDF5 1.8 format (checksummed metadata); every step's dataset is chunked
+// and checksummed (Fletcher32), so that reading a damaged step fails instead of returning
+// wrong values. Disk space for each step is reserved before it is written
+// (io/hdf5_storage.hpp): a full disk ends the run with an error, the partial file holding
+// every step written before.
 // `<directory>/<name>.xdmf` (XDMF 3) describes the same steps as a temporal collection of
 // 3DCoRectMesh/ORIGIN_DXDYDZ grids with the cell-centred attribute `temperature`, for
 // ParaView/VisIt. 2D grids are written as meshes one point thick in z (Dimensions
@@ -77,5 +84,35 @@ std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path);
 // of a decomposed run); data then holds block->size() values. Throws std::runtime_error.
 Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index = kLastStep,
                             const Block* block = nullptr);
+
+// What a restart needs to know about a series before it continues it (the root attributes
+// and the step numbers, taken from the groups' names: nothing of the steps is read).
+struct Hdf5SeriesInfo {
+  std::string format;              // "heatsolve-timeseries" for heatsolve's files
+  std::string lineage, deck_hash;  // "" when absent
+  OutputGrid grid;
+  std::vector<std::int64_t> steps;  // ascending
+};
+// Throws std::runtime_error naming the file when it cannot be read.
+Hdf5SeriesInfo read_hdf5_series_info(const std::string& path);
+
+// Reads steps of one series by step number, keeping the file open between them.
+class Hdf5SeriesReader {
+ public:
+  explicit Hdf5SeriesReader(const std::string& path);
+  ~Hdf5SeriesReader();
+  Hdf5SeriesReader(const Hdf5SeriesReader&) = delete;
+  Hdf5SeriesReader& operator=(const Hdf5SeriesReader&) = delete;
+  // The step `step` (block `block`, or the whole grid). Every chunk read is checked against
+  // its checksum: a damaged step throws std::runtime_error naming the file and the step.
+  Hdf5StepData read(std::int64_t step, const Block* block = nullptr);
+  // Reads the step's attributes and every chunk of its data (in the stored type, one chunk at
+  // a time) to check that it is intact; throws like read(). Returns the step's time.
+  double verify(std::int64_t step);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace heatsolve

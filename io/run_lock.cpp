@@ -113,12 +113,18 @@ RunLock::RunLock(const std::string& directory)
   int replaced = 0, waited = 0;
   for (;;) {
     writable_ = true;
-    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a symbolic link (O_NOFOLLOW): one planted at the lock file's name would
+    // have the holder's information written into its target.
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ELOOP)
+      throw RunLockError("lock file '" + path_ +
+                             "' is a symbolic link: heatsolve never writes through one (remove it)",
+                         ELOOP);
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
       // An existing lock file we may not write (another user's, a read-only file system):
       // flock works on a read-only descriptor too.
       const int open_err = errno;
-      fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) fail("create", path_, errno == ENOENT ? open_err : errno);
       writable_ = false;
     } else if (fd < 0) {
@@ -157,7 +163,7 @@ RunLock::RunLock(const std::string& directory)
       ::close(fd);
       fail("stat", path_, err);
     }
-    if (::stat(path_.c_str(), &named) != 0 || named.st_dev != locked.st_dev ||
+    if (::lstat(path_.c_str(), &named) != 0 || named.st_dev != locked.st_dev ||
         named.st_ino != locked.st_ino) {
       ::close(fd);
       if (++replaced < 10) continue;

@@ -118,6 +118,21 @@ bool covers_grid(const OutputGrid& g, const Block& b) {
   return true;
 }
 
+// Silences VTK's error and warning output (multi-line, coloured on a terminal) while alive:
+// failures are reported through the writer's error code in heatsolve's one-line messages.
+class QuietVtk {
+ public:
+  QuietVtk() : previous_(vtkObject::GetGlobalWarningDisplay()) {
+    vtkObject::GlobalWarningDisplayOff();
+  }
+  ~QuietVtk() { vtkObject::SetGlobalWarningDisplay(previous_); }
+  QuietVtk(const QuietVtk&) = delete;
+  QuietVtk& operator=(const QuietVtk&) = delete;
+
+ private:
+  int previous_;
+};
+
 // Writes one block as a .vti (temp name, then rename). The data are converted to the stored
 // precision.
 template <typename Stored, typename T>
@@ -143,10 +158,12 @@ void write_vti(const std::string& path, const OutputGrid& g, const Block& b, con
   for (vtkIdType i = 0; i < n; ++i) out[i] = static_cast<Stored>(data[i]);
   image->GetCellData()->SetScalars(array);
 
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  // Serialised in memory, then written through AtomicFile (temporary name created exclusively
+  // without following a symbolic link, fsync, rename): write errors are the system's (full
+  // disk, quota, `ulimit -f`) in one line naming the file, and VTK prints nothing.
   vtkNew<vtkXMLImageDataWriter> writer;
   writer->SetInputData(image);
-  writer->SetFileName(temp.c_str());
+  writer->WriteToOutputStringOn();
   writer->SetDataModeToAppended();
   writer->EncodeAppendedDataOff();  // raw binary
   writer->SetCompressorType(compression.type);
@@ -154,31 +171,20 @@ void write_vti(const std::string& path, const OutputGrid& g, const Block& b, con
     writer->SetCompressionLevel(compression.level);
   }
   writer->SetHeaderTypeToUInt64();  // blocks over 4 GiB
+  const QuietVtk quiet;
   const int ok = writer->Write();
   if (ok != 1 || writer->GetErrorCode() != 0) {
-    std::error_code ec;
-    fs::remove(temp, ec);
     // (vtkErrorCode::GetStringFromErrorCode lives in VTK::CommonMisc, not linked here.)
     const unsigned long code = writer->GetErrorCode();
     std::string why = "vtkXMLImageDataWriter::Write failed";
     if (code > 0 && code < vtkErrorCode::FirstVTKErrorCode) {
       why = std::strerror(static_cast<int>(code));  // a system errno
-    } else if (code == vtkErrorCode::OutOfDiskSpaceError) {
-      why = "out of disk space";
-    } else if (code == vtkErrorCode::CannotOpenFileError) {
-      why = "cannot open the file";
     } else if (code != 0) {
       why += " (vtkErrorCode " + std::to_string(code) + ")";
     }
-    throw std::runtime_error("cannot write VTK image '" + temp + "': " + why);
+    throw std::runtime_error("cannot write VTK image '" + path + "': " + why);
   }
-  try {
-    publish_file(temp, path);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    throw;
-  }
+  write_file_atomically(path, writer->GetOutputString());
 }
 
 class VtkWriter final : public FieldWriter {
@@ -217,10 +223,16 @@ class VtkWriter final : public FieldWriter {
     std::string error;
     if (rank_ == 0) {
       std::error_code ec;
-      fs::create_directories(dir_ / subdir_name_, ec);
-      if (ec) {
-        error = "cannot create VTK output directory '" + (dir_ / subdir_name_).string() +
-                "': " + ec.message();
+      const fs::path sub = dir_ / subdir_name_;
+      if (fs::is_symlink(sub, ec)) {
+        // Its files would land wherever the link points.
+        error = "cannot use VTK output directory '" + sub.string() +
+                "': it is a symbolic link (heatsolve never writes through one; remove it)";
+      } else {
+        fs::create_directories(sub, ec);
+        if (ec) {
+          error = "cannot create VTK output directory '" + sub.string() + "': " + ec.message();
+        }
       }
     }
     share_error(error);

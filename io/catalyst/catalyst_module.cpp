@@ -20,6 +20,11 @@
 #include <vtkPythonInterpreter.h>
 #include <vtkSmartPointer.h>
 #include <vtkStringArray.h>
+#ifdef HEATSOLVE_HAVE_RENDERING_OPENGL2
+#include <vtkAutoInit.h>
+#include <vtkRenderWindow.h>
+VTK_MODULE_INIT(vtkRenderingOpenGL2);
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -180,15 +185,9 @@ class ParaViewPipelines final : public CatalystPipelines {
     user->AddArray(directory);
     // Absolute: Catalyst works in the output directory while the scripts run, and imports a
     // v2 script only then.
+    // (A script that renders without $DISPLAY got a virtual X server from the adaptor:
+    // io/catalyst_adaptor.hpp, check_catalyst_display.)
     for (const CatalystScript& s : cfg.catalyst) load(absolute_path(s.path));
-    // Debian's ParaView renders through X only and aborts the process (SIGABRT, nothing to
-    // catch) when a script renders without an X server: say so before it happens.
-    const char* display = std::getenv("DISPLAY");
-    if ((!display || !*display) && rank() == 0)
-      fmt::print(stderr,
-                 "warning: output.catalyst: $DISPLAY is not set; a script that renders (such as "
-                 "postproc/catalyst/slice.py) aborts the run with a ParaView built for X only: "
-                 "run under a virtual X server (xvfb-run -a heatsolve run ...)\n");
   }
 
   // The message's tail after a failure some rank saw (`ok`: this rank's outcome). Only rank 0
@@ -345,6 +344,20 @@ nlohmann::json ParaViewPipelines::report() const {
 }  // namespace
 
 }  // namespace heatsolve
+
+// Whether ParaView's render window class renders without an X server: creating the object
+// opens no connection (that happens when it first renders).
+extern "C" int heatsolve_catalyst_renders_offscreen() {
+#ifdef HEATSOLVE_HAVE_RENDERING_OPENGL2
+  vtkSmartPointer<vtkRenderWindow> window =
+      vtkSmartPointer<vtkRenderWindow>::Take(vtkRenderWindow::New());
+  if (!window) return 0;
+  const std::string name = window->GetClassName();
+  return name == "vtkEGLRenderWindow" || name == "vtkOSOpenGLRenderWindow" ? 1 : 0;
+#else
+  return 0;
+#endif
+}
 
 extern "C" heatsolve::CatalystPipelines* heatsolve_catalyst_create(
     const heatsolve::Config* cfg, const heatsolve::OutputGrid* grid, const void* comm) {

@@ -27,6 +27,9 @@ class CatalystPipelines {
 using CatalystCreateFunction = CatalystPipelines* (*)(const Config* cfg, const OutputGrid* grid,
                                                       const void* comm);
 constexpr const char* kCatalystCreateSymbol = "heatsolve_catalyst_create";
+// Whether ParaView's render window renders without an X server (EGL, OSMesa): non-zero.
+using CatalystOffscreenFunction = int (*)();
+constexpr const char* kCatalystOffscreenSymbol = "heatsolve_catalyst_renders_offscreen";
 constexpr const char* kCatalystModuleName = "libheatsolve_catalyst.so";
 
 }  // namespace heatsolve

@@ -24,6 +24,54 @@ def output_file(datadescription, stem, extension):
     return os.path.join(directory, "%s_%06d.%s" % (stem, datadescription.GetTimeStep(), extension))
 
 
+def temporary_name(path):
+    """A hidden name next to `path`, unique to this process, with the same extension (ParaView
+    picks the image format from it): extracts are written there and renamed into place, so that
+    a full disk or a kill never leaves a truncated file under the final name. heatsolve removes
+    such leftovers at its next start in the directory."""
+    directory, name = os.path.split(path)
+    stem, extension = os.path.splitext(name)
+    return os.path.join(directory, ".%s.tmp%d%s" % (stem, os.getpid(), extension))
+
+
+def clear_temporary(tmp):
+    """Removes a stale temporary; refuses to write through a symbolic link planted there."""
+    if os.path.islink(tmp):
+        raise RuntimeError("%s is a symbolic link: not writing through it" % tmp)
+    if os.path.lexists(tmp):
+        os.remove(tmp)
+
+
+def publish(tmp, path):
+    """fsync, then rename the finished temporary over the final name."""
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_screenshot(path, view, resolution):
+    """SaveScreenshot through a temporary name (collective: every rank renders, rank 0 writes
+    the file). Raises when the image was not written completely (e.g. a full disk)."""
+    root = servermanager.vtkProcessModule.GetProcessModule().GetPartitionId() == 0
+    tmp = temporary_name(path)
+    if root:
+        clear_temporary(tmp)
+    try:
+        ok = SaveScreenshot(tmp, view, ImageResolution=resolution)
+        if root:
+            complete = os.path.isfile(tmp) and os.path.getsize(tmp) > 12
+            if complete and tmp.endswith(".png"):
+                with open(tmp, "rb") as f:
+                    f.seek(-12, os.SEEK_END)
+                    complete = f.read()[4:8] == b"IEND"
+            if ok is False or not complete:
+                raise RuntimeError("cannot write %s (the image is incomplete: full disk?)" % path)
+            publish(tmp, path)
+    finally:
+        if root and os.path.lexists(tmp) and not os.path.islink(tmp):
+            os.remove(tmp)
+
+
 def global_range(datadescription):
     """min and max of the temperature over the whole grid (all ranks)."""
     piece = datadescription.GetInputDescriptionByName("input").GetGrid()
@@ -107,5 +155,4 @@ def DoCoProcessing(datadescription):
     coprocessor.lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1e-12)
     coprocessor.label.Text = "t = %.6g  (step %d)\nisosurface temperature = %.4g" % (
         datadescription.GetTime(), datadescription.GetTimeStep(), level)
-    SaveScreenshot(output_file(datadescription, "contour", "png"), coprocessor.view,
-                   ImageResolution=IMAGE_SIZE)
+    save_screenshot(output_file(datadescription, "contour", "png"), coprocessor.view, IMAGE_SIZE)

@@ -1,7 +1,8 @@
 """heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the temperature along the x line
 through the centre of the grid's middle cells (cell row j = ny/2, k = nz/2, integer
 division), sampled at the centre of every cell of that row, written as
-line_<step>.csv (6 digits) in the run's output directory: columns x, y, z, temperature.
+line_<step>.csv (6 digits) in the run's output directory: columns x, y, z, temperature. The
+file is written under a temporary name (.line_<step>.tmp<pid>.csv) and renamed once complete.
 
 The sample points are cell centres, so the values are the field's own (no interpolation): the
 CSV of step s equals row [k, j, :] of steps/<s>/temperature in the run's HDF5 file.
@@ -18,6 +19,15 @@ def output_file(datadescription, stem, extension):
     directory as the string array 'output_directory' of the data description's user data."""
     directory = datadescription.GetUserData().GetAbstractArray("output_directory").GetValue(0)
     return os.path.join(directory, "%s_%06d.%s" % (stem, datadescription.GetTimeStep(), extension))
+
+
+def temporary_name(path):
+    """A hidden name next to `path`, unique to this process: the CSV is written there and
+    renamed into place, so that a full disk or a kill never leaves a truncated file under the
+    final name. heatsolve removes such leftovers at its next start in the directory."""
+    directory, name = os.path.split(path)
+    stem, extension = os.path.splitext(name)
+    return os.path.join(directory, ".%s.tmp%d%s" % (stem, os.getpid(), extension))
 
 
 def whole_bounds(datadescription):
@@ -64,10 +74,21 @@ def DoCoProcessing(datadescription):
         return
     values = line.GetPointData().GetArray("temperature")
     valid = line.GetPointData().GetArray("vtkValidPointMask")
-    with open(output_file(datadescription, "line", "csv"), "w") as f:
-        f.write("x,y,z,temperature\n")
-        for i in range(line.GetNumberOfPoints()):
-            if valid is not None and not valid.GetValue(i):
-                raise RuntimeError("line point %d lies outside the grid" % i)
-            x, y, z = line.GetPoint(i)
-            f.write("%.17g,%.17g,%.17g,%.17g\n" % (x, y, z, values.GetValue(i)))
+    path = output_file(datadescription, "line", "csv")
+    tmp = temporary_name(path)
+    if os.path.lexists(tmp) and not os.path.islink(tmp):
+        os.remove(tmp)  # a stale one; a symbolic link makes the exclusive open below fail
+    try:
+        with open(tmp, "x") as f:  # O_CREAT | O_EXCL: never through a symbolic link
+            f.write("x,y,z,temperature\n")
+            for i in range(line.GetNumberOfPoints()):
+                if valid is not None and not valid.GetValue(i):
+                    raise RuntimeError("line point %d lies outside the grid" % i)
+                x, y, z = line.GetPoint(i)
+                f.write("%.17g,%.17g,%.17g,%.17g\n" % (x, y, z, values.GetValue(i)))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp) and not os.path.islink(tmp):
+            os.remove(tmp)

@@ -5,8 +5,9 @@ annotated, saved as slice_<step>.png (6 digits) in the run's output directory.
 
 Deck:  output: {catalyst: {script: ../postproc/catalyst/slice.py, every: 50}}
 (the path is relative to the deck file's directory). heatsolve calls it at every 50th step
-and the last. Debian's ParaView renders through X even off-screen: without $DISPLAY run
-heatsolve under a virtual X server (xvfb-run -a heatsolve run ...).
+and the last. Debian's ParaView renders through X even off-screen: without $DISPLAY heatsolve
+starts a private virtual X server (Xvfb) for the run. The image goes through a temporary name
+(.<name>.tmp<pid>.png) and is renamed into place once complete.
 """
 import os
 
@@ -23,6 +24,54 @@ def output_file(datadescription, stem, extension):
     directory as the string array 'output_directory' of the data description's user data."""
     directory = datadescription.GetUserData().GetAbstractArray("output_directory").GetValue(0)
     return os.path.join(directory, "%s_%06d.%s" % (stem, datadescription.GetTimeStep(), extension))
+
+
+def temporary_name(path):
+    """A hidden name next to `path`, unique to this process, with the same extension (ParaView
+    picks the image format from it): extracts are written there and renamed into place, so that
+    a full disk or a kill never leaves a truncated file under the final name. heatsolve removes
+    such leftovers at its next start in the directory."""
+    directory, name = os.path.split(path)
+    stem, extension = os.path.splitext(name)
+    return os.path.join(directory, ".%s.tmp%d%s" % (stem, os.getpid(), extension))
+
+
+def clear_temporary(tmp):
+    """Removes a stale temporary; refuses to write through a symbolic link planted there."""
+    if os.path.islink(tmp):
+        raise RuntimeError("%s is a symbolic link: not writing through it" % tmp)
+    if os.path.lexists(tmp):
+        os.remove(tmp)
+
+
+def publish(tmp, path):
+    """fsync, then rename the finished temporary over the final name."""
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_screenshot(path, view, resolution):
+    """SaveScreenshot through a temporary name (collective: every rank renders, rank 0 writes
+    the file). Raises when the image was not written completely (e.g. a full disk)."""
+    root = servermanager.vtkProcessModule.GetProcessModule().GetPartitionId() == 0
+    tmp = temporary_name(path)
+    if root:
+        clear_temporary(tmp)
+    try:
+        ok = SaveScreenshot(tmp, view, ImageResolution=resolution)
+        if root:
+            complete = os.path.isfile(tmp) and os.path.getsize(tmp) > 12
+            if complete and tmp.endswith(".png"):
+                with open(tmp, "rb") as f:
+                    f.seek(-12, os.SEEK_END)
+                    complete = f.read()[4:8] == b"IEND"
+            if ok is False or not complete:
+                raise RuntimeError("cannot write %s (the image is incomplete: full disk?)" % path)
+            publish(tmp, path)
+    finally:
+        if root and os.path.lexists(tmp) and not os.path.islink(tmp):
+            os.remove(tmp)
 
 
 def whole_bounds(datadescription):
@@ -117,5 +166,4 @@ def DoCoProcessing(datadescription):
     if coprocessor.three_d:
         text += "\nslice z = %.4g" % coprocessor.centre[2]
     coprocessor.label.Text = text
-    SaveScreenshot(output_file(datadescription, "slice", "png"), coprocessor.view,
-                   ImageResolution=IMAGE_SIZE)
+    save_screenshot(output_file(datadescription, "slice", "png"), coprocessor.view, IMAGE_SIZE)

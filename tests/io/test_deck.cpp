@@ -2,6 +2,8 @@
 // with a message that points at the offending line/column, overrides, time resolution.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -589,6 +591,33 @@ const BadDeck kBadDecks[] = {
      "output.catalyst[0]: expected a mapping {script: file.py, every: N}, got 'slice.py'", 5, 21},
     {"catalyst_empty_script", kBase + "output: {catalyst: {script: ''}}\n",
      "output.catalyst.script: expected a non-empty string", 5, 29},
+    // YAML a deck does not use (issue #31): tags other than !!str, a second document.
+    {"python_object_tag", kBase + "material: {diffusivity: !!python/object:os.system 1}\n",
+     "YAML tag '!!python/object:os.system' is not allowed", 5, 25},
+    {"float_tag", kBase + "material: {diffusivity: !!float 2}\n",
+     "YAML tag '!!float' is not allowed", 5, 25},
+    {"local_tag_on_a_section", kBase + "material: !thing {diffusivity: 2}\n",
+     "YAML tag '!thing' is not allowed", 5, 11},
+    {"second_document", kBase + "---\nname: u\n", "a second YAML document", 6, 1},
+    // Regions that set no cell, origins that lose the field's precision, long names.
+    {"box_source_outside_the_domain",
+     kBase + "source: {type: box, value: 1, lower: [2, 0, 0], upper: [3, 1, 1]}\n",
+     "source: the box [2, 3] on the x axis holds no cell centre", 5, 38},
+    {"box_initial_between_centres",
+     kBase + "initial: {type: box, value: 1, lower: [0, 0.07, 0], upper: [1, 0.18, 1]}\n",
+     "initial: the box [0.07, 0.18] on the y axis holds no cell centre", 5, 39},
+    {"origin_too_far_for_the_cells",
+     "name: t\nproblem: {type: heat, dimensions: 3}\n"
+     "grid: {cells: [64, 8, 8], origin: [1e17, 0, 0]}\ntime: {end: 0.01}\n",
+     "grid.origin[0]: 1e+17 is too far from 0 for cells of size 0.015625", 3, 36},
+    {"name_too_long",
+     "name: "
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaa"
+     "aaaaa\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\ntime: {end: 0.01}\n",
+     "name: 201 characters is too long (at most 200", 1, 7},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),
@@ -624,6 +653,38 @@ TEST(Deck, DirectoryIsNotADeck) {
   } catch (const DeckError& e) {
     EXPECT_NE(e.message().find("cannot read deck"), std::string::npos);
   }
+}
+
+TEST(Deck, NonRegularFileIsRefusedWithoutBlocking) {
+  // A FIFO would block the read until someone writes to it.
+  const fs::path fifo =
+      fs::temp_directory_path() / ("heatsolve_deck_fifo_" + std::to_string(::getpid()));
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    load_deck(fifo.string());
+    ADD_FAILURE() << "a FIFO accepted";
+  } catch (const DeckError& e) {
+    EXPECT_NE(e.message().find("not a regular file (a FIFO or pipe)"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(fifo);
+}
+
+TEST(Deck, StrTagAndAnOriginWithinPrecisionAreAccepted) {
+  const Config cfg = parse(
+      "name: !!str t\nproblem: {type: heat, dimensions: 3}\n"
+      "grid: {cells: [64, 8, 8], origin: [6.4e6, 0, 0], length: [64, 1, 1]}\n"
+      "time: {end: 0.01}\nsource: {type: box, value: 1, lower: [6.4e6, 0, 0], "
+      "upper: [6.4000005e6, 1, 1]}\n---\n");
+  EXPECT_EQ(cfg.name, "t");
+  EXPECT_EQ(cfg.origin[0], 6.4e6);
+}
+
+TEST(Deck, DeepNestingSaysSo) {
+  const DeckError e =
+      parse_error(kBase + "x: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
+  EXPECT_NE(e.message().find("nested more than"), std::string::npos) << e.what();
 }
 
 TEST(Deck, DidYouMeanOnlyForCloseKeys) {

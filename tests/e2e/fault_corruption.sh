@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Fault injection: damaged checkpoints and series (issue #31, item 3; docs/robustness.md).
+# A run is killed after its checkpoint 60 (checkpoints 50 and 60 kept, the partial series
+# holding steps 0..60), then bytes are flipped:
+#   a. in checkpoint 60's field: `--restart latest` says so and falls back to checkpoint 50,
+#      ending as the uninterrupted run; b. `--restart <that file>` is refused (exit 2, one
+#      error line naming it), nothing touched;
+#   c. at 24 places all over checkpoint 60: every restart from it is refused (exit 2, one
+#      error line naming it) or ends as the uninterrupted run, never anything else;
+#   d. in series step 55 (after checkpoint 50): latest falls back to checkpoint 50;
+#   e. in series step 15 (before both checkpoints): refused (exit 2) naming the step;
+#   f. a checkpoint without /fields/u or without /fields: exit 2, nothing written.
+# usage: fault_corruption.sh <heatsolve binary> <source dir> <work dir>   (exit 77 = skipped)
+set -uo pipefail
+bin=$(realpath "$1") src=$(realpath "$2") work=$3
+py=${PYTHON:-/usr/bin/python3}  # needs h5py + numpy
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+source "$src/tests/e2e/lib/fault_common.sh"
+
+formats='[hdf5]'  # faster; VTK is covered by fault_restart
+fault_deck deck.yaml heat
+hs ref.log run deck.yaml -q --set output.directory=ref
+check "the uninterrupted run exits 0 (got $rc)" test "$rc" = 0
+HEATSOLVE_TEST_FAULT=checkpoint@60:KILL hs base.log run deck.yaml -q --set output.directory=base
+check "the run to damage is killed after checkpoint 60 (got $rc)" test "$rc" = 137
+check "... leaving checkpoints 50 and 60 and a partial series" \
+  test -f base/checkpoint_00000050.h5 -a -f base/checkpoint_00000060.h5 -a -f base/heat.h5.partial
+
+# flip <file> <dataset or -> <offset>: flips one bit of <file> at <offset> (from the start of
+# the dataset's first chunk when a dataset is named).
+cat >flip.py <<'PY'
+import sys
+import h5py
+path, dataset, offset = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if dataset != "-":
+    with h5py.File(path, "r") as f:
+        offset += f[dataset].id.get_chunk_info(0).byte_offset
+with open(path, "r+b") as f:
+    f.seek(offset)
+    b = f.read(1)
+    f.seek(offset)
+    f.write(bytes([b[0] ^ 0x10]))
+PY
+flip() { "$py" flip.py "$@"; }
+fresh_copy() { rm -rf "$1" && cp -a base "$1"; }
+digest() { sha256sum "$1" | cut -d' ' -f1; }
+
+# ---- a, b: a damaged field ------------------------------------------------------------------------
+fresh_copy a
+flip a/checkpoint_00000060.h5 fields/u 1000
+hs a.log run deck.yaml -q --set output.directory=a --restart latest
+check "a. latest with a damaged checkpoint 60 exits 0 (got $rc)" test "$rc" = 0
+check "a. ... saying that it is damaged and falling back to checkpoint 50" \
+  grep -q "warning: checkpoint 'a/checkpoint_00000060.h5' is damaged: .*falling back to the checkpoint before it, 'a/checkpoint_00000050.h5'" a.log
+check "a. ... ending as the uninterrupted run" same_outputs ref a heat
+
+fresh_copy b
+flip b/checkpoint_00000060.h5 fields/u 1000
+before=$(digest b/heat.h5.partial)
+hs b.log run deck.yaml -q --set output.directory=b --restart b/checkpoint_00000060.h5
+check "b. --restart <damaged checkpoint> exits 2 (got $rc)" test "$rc" = 2
+check "b. ... in one error line naming it" \
+  one_error_line b.log "checkpoint 'b/checkpoint_00000060.h5' is damaged"
+check "b. ... touching nothing" test "$(digest b/heat.h5.partial)" = "$before" -a ! -e b/heat.h5.restart-source
+
+# ---- c: flipped bytes all over a checkpoint ----------------------------------------------------------
+size=$(stat -c %s base/checkpoint_00000060.h5)
+refused=0 same=0
+places=$((sanitized ? 8 : 24))
+for i in $(seq 0 $((places - 1))); do
+  offset=$((i * size / places + 7 * i))
+  fresh_copy c
+  flip c/checkpoint_00000060.h5 - "$offset"
+  hs c.log run deck.yaml -q --set output.directory=c --restart c/checkpoint_00000060.h5
+  if [[ $rc == 2 ]] && one_error_line c.log "c/checkpoint_00000060.h5"; then
+    refused=$((refused + 1))
+  elif [[ $rc == 0 ]] && same_outputs ref c heat >/dev/null; then
+    same=$((same + 1))
+  else
+    bad "c. a flipped byte at $offset of $size: exit $rc"
+    cat c.log
+    [[ $rc == 0 ]] && same_outputs ref c heat
+  fi
+done
+echo "  c. $refused refused, $same harmless (unused bytes)"
+check "c. $places flipped bytes in a checkpoint: each refused in one error line or harmless" \
+  test "$((refused + same))" = "$places" -a "$refused" -ge $((places / 2))
+
+# ---- d, e: a damaged series step -------------------------------------------------------------------
+fresh_copy d
+flip d/heat.h5.partial /steps/00000055/temperature 800
+hs d.log run deck.yaml -q --set output.directory=d --restart latest
+check "d. a damaged step 55 (after checkpoint 50): latest exits 0 (got $rc)" test "$rc" = 0
+check "d. ... saying why and falling back to checkpoint 50" \
+  grep -q "warning: cannot continue the series of checkpoint 'd/checkpoint_00000060.h5'.*step 55 of .*falling back to the checkpoint before it" d.log
+check "d. ... ending as the uninterrupted run" same_outputs ref d heat
+
+fresh_copy e
+flip e/heat.h5.partial /steps/00000015/temperature 800
+before=$(digest e/heat.h5.partial)
+hs e.log run deck.yaml -q --set output.directory=e --restart latest
+check "e. a damaged step 15 (before every checkpoint): exit 2 (got $rc)" test "$rc" = 2
+check "e. ... in one error line naming the step" one_error_line e.log "step 15 of 'e/heat.h5.partial'"
+check "e. ... touching nothing" test "$(digest e/heat.h5.partial)" = "$before" -a ! -e e/heat.h5.restart-source
+
+# ---- f: fields missing ------------------------------------------------------------------------------
+for what in fields/u fields; do
+  fresh_copy f
+  "$py" -c "import h5py, sys; f = h5py.File('f/checkpoint_00000060.h5', 'r+'); del f['$what']"
+  before=$(digest f/heat.h5.partial)
+  hs f.log run deck.yaml -q --set output.directory=f --restart f/checkpoint_00000060.h5
+  check "f. a checkpoint without /$what: exit 2 (got $rc)" test "$rc" = 2
+  check "f. ... in one error line naming it" one_error_line f.log "checkpoint 'f/checkpoint_00000060.h5' is damaged"
+  check "f. ... touching nothing" test "$(digest f/heat.h5.partial)" = "$before" -a ! -e f/heat.h5.restart-source
+done
+
+if ((fail)); then
+  echo "fault_corruption: FAILED"
+  exit 1
+fi
+echo "fault_corruption: all checks passed"
