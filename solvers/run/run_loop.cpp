@@ -80,8 +80,16 @@ RunResult RunLoop<T>::run() {
     in_situ(0, 0.0, 0.0, solver_.transient() && solver_.total() == 0);
   }
   StepReport r = solver_.start(restored.get());
+  // A checkpoint of a finished run's last step precedes its final outputs (below), so a
+  // restart from it writes them.
+  if (r.done) {
+    solver_.finish();
+    if (restored) {
+      write_output(r.step, r.time);
+      in_situ(r.step, r.time, r.residual, true);
+    }
+  }
   restored.reset();
-  if (r.done) solver_.finish();
   while (!r.done) {
     Monitor monitor = Monitor::None;
     const std::int64_t count = next_block(r.step, &monitor);
