@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/exit_codes.hpp"
+#include "app/version.hpp"
 #include "io/catalyst_adaptor.hpp"
 #include "kernels/backend.hpp"
 
@@ -43,7 +44,8 @@ int info_command() {
 #else
   constexpr bool vtk = false;
 #endif
-  fmt::print("heatsolve {}\n", HEATSOLVE_VERSION);
+  const BuildInfo& b = build_info();
+  fmt::print("heatsolve {} (commit {})\n", b.version, b.commit);
   fmt::print("  CUDA backend:     {}\n", on_off(cuda));
   fmt::print("  MPI:              {}\n", on_off(mpi));
   fmt::print("  HDF5 output:      {} (parallel: {})\n", on_off(hdf5), on_off(phdf5));

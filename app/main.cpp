@@ -7,18 +7,21 @@
 #include <new>
 #include <stdexcept>
 
-#include "app/exit_codes.hpp"
 #include "app/bench/bench_command.hpp"
+#include "app/exit_codes.hpp"
 #include "app/info.hpp"
 #include "app/mpi_session.hpp"
 #include "app/run_command.hpp"
+#include "app/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace heatsolve;
   MpiSession mpi(argc, argv);  // first: MPI_Init_thread; MPI_Finalize when main returns
   CLI::App app{"heatsolve: heat equation and Jacobi/Poisson solver on CPU and CUDA GPUs"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(HEATSOLVE_VERSION));
+  app.set_version_flag(
+      "--version", [] { return version_report(); },
+      "print version, commit, compiler, CUDA, MPI and HDF5 versions, and exit");
 
   RunOptions run_opts;
   auto add_deck_options = [&run_opts](CLI::App* cmd) {
