@@ -321,6 +321,9 @@ int run_command(const RunOptions& opts) {
     if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;
   }
+  // Which deck, where, when (summary.json); the deck file's bytes as they were validated.
+  const RunProvenance provenance =
+      root ? collect_provenance(opts.deck, opts.overrides, cfg) : RunProvenance{};
   // Memory preflight (app/preflight.hpp): a run that cannot fit stops here, before the
   // output directory is touched or anything is allocated. Collective: same answer everywhere.
   if (const std::string why = memory_preflight(cfg, nranks); !why.empty()) {
@@ -570,7 +573,9 @@ int run_command(const RunOptions& opts) {
   }
   if (root) {
     write_residual_history(cfg.output_directory, result);
-    write_summary(cfg.output_directory, make_summary(cfg, result, nranks));
+    nlohmann::json summary = make_summary(cfg, result, nranks);
+    add_provenance(summary, provenance);
+    write_summary(cfg.output_directory, summary);
   }
   if (!opts.quiet && root)
     fmt::print(stderr,
