@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.set_version_flag(
       "--version", [] { return version_report(); },
       "print version, commit, compiler, CUDA, MPI and HDF5 versions, and exit");
+  app.footer(exit_code::kHelpTable);
 
   RunOptions run_opts;
   auto add_deck_options = [&run_opts](CLI::App* cmd) {
@@ -32,12 +33,14 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
   };
   CLI::App* run = app.add_subcommand("run", "run a deck");
+  run->footer(exit_code::kHelpTable);
   add_deck_options(run);
   run->add_flag("--overwrite", run_opts.overwrite, "replace a previous run's results");
   run->add_flag("-q,--quiet", run_opts.quiet, "no progress output");
   run->add_option("--restart", run_opts.restart, "continue from a checkpoint file, or 'latest'");
 
   CLI::App* validate = app.add_subcommand("validate", "check a deck and exit (2 on errors)");
+  validate->footer(exit_code::kHelpTable);
   add_deck_options(validate);
   validate->add_flag("-q,--quiet", run_opts.quiet, "print errors only");
 
