@@ -22,6 +22,7 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/run_lock.hpp"
+#include "kernels/backend.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
@@ -291,11 +292,38 @@ std::unique_ptr<HaloExchanger<T>> make_exchanger(const CartesianDecomposition& d
 }
 #endif
 
+// Why `execution.backend: cuda` cannot run here ("" when it can): no CUDA in this build, or
+// no usable device on this machine (on some rank of the job: collective under MPI, which is
+// safe because every rank parses the same deck up to this question).
+std::string cuda_device_problem() {
+#ifndef HEATSOLVE_HAVE_CUDA
+  return "this heatsolve was built without CUDA (`heatsolve info` says what a build has)";
+#else
+  const bool here = cuda_device_available();
+  int everywhere = here ? 1 : 0;
+#ifdef HEATSOLVE_HAVE_MPI
+  if (mpi_active() && world_size() > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+  if (everywhere) return "";
+  return here ? "some rank of this job has no usable CUDA device"
+              : "no usable CUDA device on this machine (no GPU, no driver, or none visible "
+                "through CUDA_VISIBLE_DEVICES; `heatsolve info`)";
+#endif
+}
+
+// The deck's checks, including those that depend on this machine (io knows no devices).
+DeckFeatures deck_features_here() {
+  DeckFeatures f = DeckFeatures::of_this_build();
+  f.cuda_device_problem = cuda_device_problem;
+  return f;
+}
+
 }  // namespace
 
 int validate_command(const RunOptions& opts) {
   try {
-    const Config cfg = load_deck(opts.deck, opts.overrides);
+    const Config cfg = load_deck(opts.deck, opts.overrides, deck_features_here());
     if (!opts.quiet)
       fmt::print("{}: valid ({} {}D, {} cells{})\n", opts.deck, to_string(cfg.problem),
                  cfg.dimensions, cfg.grid().interior_size(),
@@ -316,7 +344,7 @@ int run_command(const RunOptions& opts) {
   const bool root = world_rank() == 0;
   Config cfg;
   try {
-    cfg = load_deck(opts.deck, opts.overrides);
+    cfg = load_deck(opts.deck, opts.overrides, deck_features_here());
   } catch (const DeckError& e) {
     if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;

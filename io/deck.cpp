@@ -906,7 +906,19 @@ void read_solver(const DeckNode& n, Config& cfg) {
   }
 }
 
-void read_execution(const DeckNode& n, Config& cfg) {
+// execution.backend: cuda where no CUDA device can be used is an input error on this machine
+// (exit 2 at the key, before any output), not a failure of the run.
+void check_cuda_device(const MapView& v, const Config& cfg, const DeckFeatures& features) {
+  if (cfg.backend != BackendKind::Cuda || !features.cuda_device_problem) return;
+  const std::string why = features.cuda_device_problem();
+  if (!why.empty())
+    fail(v.get("backend")->loc,
+         fmt::format("execution.backend: cuda: {}; use backend: auto (the CPU when there is no "
+                     "GPU) or cpu",
+                     why));
+}
+
+void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "execution",
                   {"backend", "precision", "kernel", "block", "time_block", "decomposition", "halo",
                    "overlap", "walltime"});
@@ -916,6 +928,7 @@ void read_execution(const DeckNode& n, Config& cfg) {
   cfg.backend = get("backend", cfg.backend, [](const DeckNode& e, const std::string& w) {
     return choice(e, w, {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda});
   });
+  check_cuda_device(v, cfg, features);
   cfg.precision = get("precision", cfg.precision, [](const DeckNode& e, const std::string& w) {
     return choice(e, w, {Precision::Float, Precision::Double});
   });
@@ -1055,7 +1068,7 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
-  section(top, "execution", cfg, read_execution);
+  if (const DeckNode* n = top.get("execution")) read_execution(*n, cfg, features);
   if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
   return cfg;
 }
