@@ -319,6 +319,42 @@ DeckFeatures deck_features_here() {
   return f;
 }
 
+// How the finished HDF5 series is stored (rank 0, after the writers finalized): summary.json's
+// "compression"; with compression on, also a log line with the ratio. Null without a series.
+nlohmann::json series_storage(const Config& cfg, bool quiet) {
+#ifdef HEATSOLVE_HAVE_HDF5
+  if (std::find(cfg.formats.begin(), cfg.formats.end(), "hdf5") == cfg.formats.end())
+    return nullptr;
+  const std::string path = (fs::path(cfg.output_directory) / (cfg.name + ".h5")).string();
+  const Compression& c = cfg.compression;
+  try {
+    const Hdf5StorageReport r = hdf5_storage_report(path);
+    nlohmann::json j = {{"type", to_string(c.type)},      {"lossy", c.type == CompressionType::Zfp},
+                        {"datasets", r.datasets},         {"data_bytes", r.data_bytes},
+                        {"stored_bytes", r.stored_bytes}, {"ratio", r.ratio()}};
+    std::string how = to_string(c.type);
+    if (c.type == CompressionType::Deflate) {
+      j["level"] = c.level;
+      how += fmt::format(" level {}", c.level);
+    } else if (c.type == CompressionType::Zfp) {
+      j["tolerance"] = c.tolerance;
+      how += fmt::format(" tolerance {:g}", c.tolerance);
+    }
+    if (!quiet && c.type != CompressionType::None)
+      fmt::print(
+          stderr,
+          "[heatsolve] {}: {} steps, {:.4g} MB of values stored in {:.4g} MB ({}: {:.2f}x)\n", path,
+          r.datasets, r.data_bytes * 1e-6, r.stored_bytes * 1e-6, how, r.ratio());
+    return j;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warning: cannot measure how '{}' is stored: {}\n", path, e.what());
+  }
+#else
+  (void)cfg, (void)quiet;
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 int validate_command(const RunOptions& opts) {
@@ -465,13 +501,13 @@ int run_command(const RunOptions& opts) {
                    "gathered to rank 0, which writes it alone\n");
 #endif
       writers.push_back(
-          parallel_io
-              ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
-                                 decomposition->io_comm())
-              : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+          parallel_io ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, decomposition->io_comm(), cfg.compression)
+                      : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, cfg.compression));
 #else
-      writers.push_back(
-          make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+      writers.push_back(make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, cfg.compression));
 #endif
 #else
       throw std::runtime_error(
@@ -603,6 +639,8 @@ int run_command(const RunOptions& opts) {
     write_residual_history(cfg.output_directory, result);
     nlohmann::json summary = make_summary(cfg, result, nranks);
     add_provenance(summary, provenance);
+    if (nlohmann::json storage = series_storage(cfg, opts.quiet); !storage.is_null())
+      summary["compression"] = std::move(storage);
     write_summary(cfg.output_directory, summary);
   }
   if (!opts.quiet && root)

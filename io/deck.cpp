@@ -1030,9 +1030,39 @@ std::vector<CatalystScript> catalyst_scripts(const DeckNode& n, const Location& 
   return scripts;
 }
 
+// output.compression: {type: none | deflate | zfp} and the keys of that type.
+Compression read_compression(const DeckNode& n, const std::string& path,
+                             const DeckFeatures& features) {
+  Compression c;
+  const DeckNode& type = type_of(n, path);
+  c.type = choice(type, path + ".type",
+                  {CompressionType::None, CompressionType::Deflate, CompressionType::Zfp});
+  switch (c.type) {
+    case CompressionType::None:
+      MapView(n, path, {"type"});
+      break;
+    case CompressionType::Deflate:
+      c.level = MapView(n, path, {"type", "level"})
+                    .optional("level", c.level, [](const DeckNode& e, const std::string& w) {
+                      return static_cast<int>(integer(e, w, 1, 9));
+                    });
+      break;
+    case CompressionType::Zfp:
+      c.tolerance = MapView(n, path, {"type", "tolerance"}).required("tolerance", positive_number);
+      if (!features.zfp)
+        fail(type.loc, fmt::format("{}.type: zfp is not available in this heatsolve: it was built "
+                                   "without the ZFP library (Debian: libzfp-dev; `heatsolve info` "
+                                   "says what a build has); type: deflate is lossless",
+                                   path));
+      break;
+  }
+  return c;
+}
+
 void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "output",
-                  {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst"});
+                  {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst",
+                   "compression"});
   cfg.output_directory = v.optional("directory", cfg.output_directory, text);
   cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
   cfg.formats = v.optional("formats", cfg.formats, formats);
@@ -1040,6 +1070,8 @@ void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
   if (const DeckNode* c = v.get("catalyst"))
     cfg.catalyst = catalyst_scripts(*c, v.key_loc("catalyst"), features);
+  if (const DeckNode* c = v.get("compression"))
+    cfg.compression = read_compression(*c, v.path("compression"), features);
 }
 
 // Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
@@ -1117,6 +1149,9 @@ DeckFeatures DeckFeatures::of_this_build() {
   DeckFeatures f;
 #ifdef HEATSOLVE_HAVE_CATALYST
   f.catalyst = true;
+#endif
+#ifdef HEATSOLVE_HAVE_ZFP
+  f.zfp = true;
 #endif
   return f;
 }

@@ -30,6 +30,7 @@ class DeckError : public std::runtime_error {
 // refused at validation. Tests pass other values to check the refusal in any build.
 struct DeckFeatures {
   bool catalyst = false;  // output.catalyst (ParaView Catalyst in-situ output)
+  bool zfp = false;       // output.compression {type: zfp} (built with the ZFP library)
   // execution.backend: cuda on this machine: asked only for decks that name it; returns why
   // no CUDA device can be used ("" when one can). Unset: not checked (of_this_build(): the
   // deck alone; `heatsolve validate` and `run` set it, app/run_command.cpp).
