@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   validate->add_flag("-q,--quiet", run_opts.quiet, "print errors only");
 
   BenchOptions bench_opts;
-  CLI::App* bench = app.add_subcommand("bench", "benchmark the kernels on this machine's GPU");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "benchmark the kernels on this machine's GPU (without one: the CPU backend)");
   add_bench_options(bench, bench_opts);
 
   CLI::App* info = app.add_subcommand("info", "show build features and devices");
