@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include "app/exit_codes.hpp"
+#include "app/version.hpp"
 #include "io/catalyst_adaptor.hpp"
+#include "io/hdf5_writer.hpp"
 #include "kernels/backend.hpp"
 
 namespace heatsolve {
@@ -43,10 +45,14 @@ int info_command() {
 #else
   constexpr bool vtk = false;
 #endif
-  fmt::print("heatsolve {}\n", HEATSOLVE_VERSION);
+  const BuildInfo& b = build_info();
+  fmt::print("heatsolve {} (commit {})\n", b.version, b.commit);
   fmt::print("  CUDA backend:     {}\n", on_off(cuda));
   fmt::print("  MPI:              {}\n", on_off(mpi));
   fmt::print("  HDF5 output:      {} (parallel: {})\n", on_off(hdf5), on_off(phdf5));
+  fmt::print("  HDF5 compression: deflate {}, zfp {}\n",
+             on_off(hdf5 && hdf5_compression_available(CompressionType::Deflate)),
+             on_off(hdf5_compression_available(CompressionType::Zfp)));
   fmt::print("  VTK output:       {}\n", on_off(vtk));
   fmt::print("  Catalyst in situ: {}\n", on_off(catalyst_available()));
   fmt::print("  OpenMP threads:   {}\n", omp_get_max_threads());

@@ -15,6 +15,7 @@
 #include "app/info.hpp"
 #include "app/mpi_session.hpp"
 #include "app/run_command.hpp"
+#include "app/version.hpp"
 #include "io/hdf5_storage.hpp"
 
 namespace {
@@ -57,7 +58,10 @@ int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
   using namespace heatsolve;
   CLI::App app{"heatsolve: heat equation and Jacobi/Poisson solver on CPU and CUDA GPUs"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(HEATSOLVE_VERSION));
+  app.set_version_flag(
+      "--version", [] { return version_report(); },
+      "print version, commit, compiler, CUDA, MPI and HDF5 versions, and exit");
+  app.footer(exit_code::kHelpTable);
 
   RunOptions run_opts;
   auto add_deck_options = [&run_opts](CLI::App* cmd) {
@@ -68,17 +72,20 @@ int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
         ->allow_extra_args(false);
   };
   CLI::App* run = app.add_subcommand("run", "run a deck");
+  run->footer(exit_code::kHelpTable);
   add_deck_options(run);
   run->add_flag("--overwrite", run_opts.overwrite, "replace a previous run's results");
   run->add_flag("-q,--quiet", run_opts.quiet, "no progress output");
   run->add_option("--restart", run_opts.restart, "continue from a checkpoint file, or 'latest'");
 
   CLI::App* validate = app.add_subcommand("validate", "check a deck and exit (2 on errors)");
+  validate->footer(exit_code::kHelpTable);
   add_deck_options(validate);
   validate->add_flag("-q,--quiet", run_opts.quiet, "print errors only");
 
   BenchOptions bench_opts;
-  CLI::App* bench = app.add_subcommand("bench", "benchmark the kernels on this machine's GPU");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "benchmark the kernels on this machine's GPU (without one: the CPU backend)");
   add_bench_options(bench, bench_opts);
 
   CLI::App* info = app.add_subcommand("info", "show build features and devices");

@@ -27,6 +27,7 @@
 #include "io/deck.hpp"
 #include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
+#include "kernels/backend.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
@@ -234,11 +235,74 @@ std::unique_ptr<HaloExchanger<T>> make_exchanger(const CartesianDecomposition& d
 }
 #endif
 
+// Why `execution.backend: cuda` cannot run here ("" when it can): no CUDA in this build, or
+// no usable device on this machine (on some rank of the job: collective under MPI, which is
+// safe because every rank parses the same deck up to this question).
+std::string cuda_device_problem() {
+#ifndef HEATSOLVE_HAVE_CUDA
+  return "this heatsolve was built without CUDA (`heatsolve info` says what a build has)";
+#else
+  const bool here = cuda_device_available();
+  int everywhere = here ? 1 : 0;
+#ifdef HEATSOLVE_HAVE_MPI
+  if (mpi_active() && world_size() > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+  if (everywhere) return "";
+  return here ? "some rank of this job has no usable CUDA device"
+              : "no usable CUDA device on this machine (no GPU, no driver, or none visible "
+                "through CUDA_VISIBLE_DEVICES; `heatsolve info`)";
+#endif
+}
+
+// The deck's checks, including those that depend on this machine (io knows no devices).
+DeckFeatures deck_features_here() {
+  DeckFeatures f = DeckFeatures::of_this_build();
+  f.cuda_device_problem = cuda_device_problem;
+  return f;
+}
+
+// How the finished HDF5 series is stored (rank 0, after the writers finalized): summary.json's
+// "compression"; with compression on, also a log line with the ratio. Null without a series.
+nlohmann::json series_storage(const Config& cfg, bool quiet) {
+#ifdef HEATSOLVE_HAVE_HDF5
+  if (std::find(cfg.formats.begin(), cfg.formats.end(), "hdf5") == cfg.formats.end())
+    return nullptr;
+  const std::string path = (fs::path(cfg.output_directory) / (cfg.name + ".h5")).string();
+  const Compression& c = cfg.compression;
+  try {
+    const Hdf5StorageReport r = hdf5_storage_report(path);
+    nlohmann::json j = {{"type", to_string(c.type)},      {"lossy", c.type == CompressionType::Zfp},
+                        {"datasets", r.datasets},         {"data_bytes", r.data_bytes},
+                        {"stored_bytes", r.stored_bytes}, {"ratio", r.ratio()}};
+    std::string how = to_string(c.type);
+    if (c.type == CompressionType::Deflate) {
+      j["level"] = c.level;
+      how += fmt::format(" level {}", c.level);
+    } else if (c.type == CompressionType::Zfp) {
+      j["tolerance"] = c.tolerance;
+      how += fmt::format(" tolerance {:g}", c.tolerance);
+    }
+    if (!quiet && c.type != CompressionType::None)
+      fmt::print(
+          stderr,
+          "[heatsolve] {}: {} steps, {:.4g} MB of values stored in {:.4g} MB ({}: {:.2f}x)\n", path,
+          r.datasets, r.data_bytes * 1e-6, r.stored_bytes * 1e-6, how, r.ratio());
+    return j;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warning: cannot measure how '{}' is stored: {}\n", path, e.what());
+  }
+#else
+  (void)cfg, (void)quiet;
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 int validate_command(const RunOptions& opts) {
   try {
-    const Config cfg = load_deck(opts.deck, opts.overrides);
+    const Config cfg = load_deck(opts.deck, opts.overrides, deck_features_here());
     if (!opts.quiet)
       fmt::print("{}: valid ({} {}D, {} cells{})\n", opts.deck, to_string(cfg.problem),
                  cfg.dimensions, cfg.grid().interior_size(),
@@ -263,11 +327,14 @@ int run_command(const RunOptions& opts) {
   const bool root = world_rank() == 0;
   Config cfg;
   try {
-    cfg = load_deck(opts.deck, opts.overrides);
+    cfg = load_deck(opts.deck, opts.overrides, deck_features_here());
   } catch (const DeckError& e) {
     if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;
   }
+  // Which deck, where, when (summary.json); the deck file's bytes as they were validated.
+  const RunProvenance provenance =
+      root ? collect_provenance(opts.deck, opts.overrides, cfg) : RunProvenance{};
   // Memory preflight (app/preflight.hpp): a run that cannot fit stops here, before the
   // output directory is touched or anything is allocated. Collective: same answer everywhere.
   if (const std::string why = memory_preflight(cfg, nranks); !why.empty()) {
@@ -399,13 +466,13 @@ int run_command(const RunOptions& opts) {
                    "gathered to rank 0, which writes it alone\n");
 #endif
       writers.push_back(
-          parallel_io
-              ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
-                                 decomposition->io_comm())
-              : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+          parallel_io ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, decomposition->io_comm(), cfg.compression)
+                      : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, cfg.compression));
 #else
-      writers.push_back(
-          make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
+      writers.push_back(make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
+                                         cfg.precision, cfg.compression));
 #endif
 #else
       throw std::runtime_error(
@@ -531,7 +598,11 @@ int run_command(const RunOptions& opts) {
   }
   if (root) {
     write_residual_history(cfg.output_directory, result);
-    write_summary(cfg.output_directory, make_summary(cfg, result, nranks));
+    nlohmann::json summary = make_summary(cfg, result, nranks);
+    add_provenance(summary, provenance);
+    if (nlohmann::json storage = series_storage(cfg, opts.quiet); !storage.is_null())
+      summary["compression"] = std::move(storage);
+    write_summary(cfg.output_directory, summary);
   }
   if (!opts.quiet && root)
     fmt::print(stderr,

@@ -1,7 +1,15 @@
 #include "app/summary.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <climits>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+
+#include "app/sha256.hpp"
+#include "app/version.hpp"
 #include "io/atomic_file.hpp"
 
 namespace heatsolve {
@@ -46,6 +54,36 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
   j["residual_history"] = hist;
   j["files"] = r.files;
   return j;
+}
+
+RunProvenance collect_provenance(const std::string& deck_file,
+                                 const std::vector<std::string>& overrides, const Config& cfg) {
+  RunProvenance p;
+  std::ifstream in(deck_file, std::ios::binary);
+  std::string bytes;
+  if (in) bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  p.deck_sha256 = in ? sha256_hex(bytes) : "unavailable";  // read at validation: rarely gone
+  p.overrides = overrides;
+  p.effective_deck_sha256 = sha256_hex(cfg.deck.dump());
+  char host[HOST_NAME_MAX + 1] = {};
+  p.host = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  char stamp[32] = {};
+  if (::gmtime_r(&now, &utc) && std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc))
+    p.start_time = stamp;
+  return p;
+}
+
+void add_provenance(nlohmann::json& summary, const RunProvenance& p) {
+  const BuildInfo& b = build_info();
+  summary["version"] = b.version;
+  summary["commit"] = b.commit;
+  summary["deck_sha256"] = p.deck_sha256;
+  summary["deck_overrides"] = p.overrides;
+  summary["effective_deck_sha256"] = p.effective_deck_sha256;
+  summary["host"] = p.host;
+  summary["start_time"] = p.start_time;
 }
 
 void write_summary(const std::string& directory, const nlohmann::json& summary) {

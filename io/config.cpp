@@ -138,4 +138,16 @@ const char* to_string(Prolongation p) {
   return p == Prolongation::Linear ? "linear" : "constant";
 }
 
+const char* to_string(CompressionType c) {
+  switch (c) {
+    case CompressionType::None:
+      return "none";
+    case CompressionType::Deflate:
+      return "deflate";
+    case CompressionType::Zfp:
+      return "zfp";
+  }
+  return "?";
+}
+
 }  // namespace heatsolve

@@ -32,6 +32,16 @@ struct CatalystScript {
   std::int64_t every = 1;
 };
 
+// output.compression: how the HDF5 series' datasets are stored (checkpoints are always
+// stored as computed). Deflate (with HDF5's byte shuffle first) is lossless; ZFP in
+// fixed-accuracy mode is lossy, each stored value within `tolerance` of the computed one.
+enum class CompressionType { None, Deflate, Zfp };
+struct Compression {
+  CompressionType type = CompressionType::None;
+  int level = 1;         // deflate: 1 (fastest) .. 9 (smallest)
+  double tolerance = 0;  // zfp: absolute error bound, > 0
+};
+
 // A spatial field description, used for `initial` and `source`.
 struct Shape {
   ShapeType type = ShapeType::None;
@@ -128,6 +138,7 @@ struct Config {
   bool overwrite = false;
   std::int64_t checkpoint_every = 0;     // 0 = off
   std::vector<CatalystScript> catalyst;  // output.catalyst; empty = no in-situ output
+  Compression compression;               // output.compression (the HDF5 series)
 
   nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
 
@@ -155,6 +166,7 @@ const char* to_string(TimeScheme s);
 const char* to_string(MultigridCycle c);
 const char* to_string(MultigridSmoother s);
 const char* to_string(Prolongation p);
+const char* to_string(CompressionType c);
 
 // theta of the one-step scheme: 0 explicit, 1 implicit Euler, 1/2 Crank-Nicolson.
 double scheme_theta(TimeScheme s);

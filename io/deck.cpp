@@ -997,7 +997,19 @@ void read_solver(const DeckNode& n, Config& cfg) {
   }
 }
 
-void read_execution(const DeckNode& n, Config& cfg) {
+// execution.backend: cuda where no CUDA device can be used is an input error on this machine
+// (exit 2 at the key, before any output), not a failure of the run.
+void check_cuda_device(const MapView& v, const Config& cfg, const DeckFeatures& features) {
+  if (cfg.backend != BackendKind::Cuda || !features.cuda_device_problem) return;
+  const std::string why = features.cuda_device_problem();
+  if (!why.empty())
+    fail(v.get("backend")->loc,
+         fmt::format("execution.backend: cuda: {}; use backend: auto (the CPU when there is no "
+                     "GPU) or cpu",
+                     why));
+}
+
+void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "execution",
                   {"backend", "precision", "kernel", "block", "time_block", "decomposition", "halo",
                    "overlap", "walltime"});
@@ -1007,6 +1019,7 @@ void read_execution(const DeckNode& n, Config& cfg) {
   cfg.backend = get("backend", cfg.backend, [](const DeckNode& e, const std::string& w) {
     return choice(e, w, {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda});
   });
+  check_cuda_device(v, cfg, features);
   cfg.precision = get("precision", cfg.precision, [](const DeckNode& e, const std::string& w) {
     return choice(e, w, {Precision::Float, Precision::Double});
   });
@@ -1108,9 +1121,39 @@ std::vector<CatalystScript> catalyst_scripts(const DeckNode& n, const Location& 
   return scripts;
 }
 
+// output.compression: {type: none | deflate | zfp} and the keys of that type.
+Compression read_compression(const DeckNode& n, const std::string& path,
+                             const DeckFeatures& features) {
+  Compression c;
+  const DeckNode& type = type_of(n, path);
+  c.type = choice(type, path + ".type",
+                  {CompressionType::None, CompressionType::Deflate, CompressionType::Zfp});
+  switch (c.type) {
+    case CompressionType::None:
+      MapView(n, path, {"type"});
+      break;
+    case CompressionType::Deflate:
+      c.level = MapView(n, path, {"type", "level"})
+                    .optional("level", c.level, [](const DeckNode& e, const std::string& w) {
+                      return static_cast<int>(integer(e, w, 1, 9));
+                    });
+      break;
+    case CompressionType::Zfp:
+      c.tolerance = MapView(n, path, {"type", "tolerance"}).required("tolerance", positive_number);
+      if (!features.zfp)
+        fail(type.loc, fmt::format("{}.type: zfp is not available in this heatsolve: it was built "
+                                   "without the ZFP library (Debian: libzfp-dev; `heatsolve info` "
+                                   "says what a build has); type: deflate is lossless",
+                                   path));
+      break;
+  }
+  return c;
+}
+
 void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "output",
-                  {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst"});
+                  {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst",
+                   "compression"});
   cfg.output_directory = v.optional("directory", cfg.output_directory, text);
   cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
   cfg.formats = v.optional("formats", cfg.formats, formats);
@@ -1118,6 +1161,8 @@ void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
   if (const DeckNode* c = v.get("catalyst"))
     cfg.catalyst = catalyst_scripts(*c, v.key_loc("catalyst"), features);
+  if (const DeckNode* c = v.get("compression"))
+    cfg.compression = read_compression(*c, v.path("compression"), features);
 }
 
 // Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
@@ -1150,7 +1195,7 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
-  section(top, "execution", cfg, read_execution);
+  if (const DeckNode* n = top.get("execution")) read_execution(*n, cfg, features);
   if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
   return cfg;
 }
@@ -1199,6 +1244,9 @@ DeckFeatures DeckFeatures::of_this_build() {
   DeckFeatures f;
 #ifdef HEATSOLVE_HAVE_CATALYST
   f.catalyst = true;
+#endif
+#ifdef HEATSOLVE_HAVE_ZFP
+  f.zfp = true;
 #endif
   return f;
 }

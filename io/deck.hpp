@@ -2,6 +2,7 @@
 // the offending file:line:column.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ class DeckError : public std::runtime_error {
 // refused at validation. Tests pass other values to check the refusal in any build.
 struct DeckFeatures {
   bool catalyst = false;  // output.catalyst (ParaView Catalyst in-situ output)
+  bool zfp = false;       // output.compression {type: zfp} (built with the ZFP library)
+  // execution.backend: cuda on this machine: asked only for decks that name it; returns why
+  // no CUDA device can be used ("" when one can). Unset: not checked (of_this_build(): the
+  // deck alone; `heatsolve validate` and `run` set it, app/run_command.cpp).
+  std::function<std::string()> cuda_device_problem;
   static DeckFeatures of_this_build();
 };
 

@@ -21,6 +21,7 @@
 #include "io/atomic_file.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/hdf5_storage.hpp"
+#include "io/hdf5_zfp.hpp"
 #include "io/run_identity.hpp"
 
 namespace heatsolve {
@@ -139,14 +140,24 @@ std::size_t stored_size(Precision p) {
   return p == Precision::Float ? sizeof(float) : sizeof(double);
 }
 
-// The creation list of a step's dataset (`slab.global`): chunked, as every filter needs, and
-// checksummed by Fletcher32 so that a restart copying the step detects damage. Compression
-// filters go here, before h5::add_checksum(): the checksum then covers the stored bytes.
-h5::PropList series_dataset_creation(const Hyperslab& slab, Precision precision,
+// The creation list of a step's dataset (`slab.global`): chunked (series_chunk), as every
+// filter needs, through the filters of output.compression, and checksummed by Fletcher32 last
+// (so that it covers the stored bytes): a restart copying the step detects damage. Every
+// element is written: no fill-value pass.
+h5::PropList series_dataset_creation(const Hyperslab& slab, const Compression& c,
                                      const std::string& where) {
-  h5::PropList dcpl = h5::chunked_dataset(slab.global, stored_size(precision), where);
-  // Every element is written: skip the fill-value pass.
+  h5::PropList dcpl(H5Pcreate(H5P_DATASET_CREATE), "dataset creation list for " + where);
   h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "set fill time for " + where);
+  const std::vector<hsize_t> chunk = series_chunk(slab.global);
+  h5::check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
+            "set chunks for " + where);
+  if (c.type == CompressionType::Deflate) {
+    h5::check(H5Pset_shuffle(dcpl.get()), "set shuffle filter for " + where);
+    h5::check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(c.level)),
+              "set deflate filter for " + where);
+  } else if (c.type == CompressionType::Zfp) {
+    h5zfp::add_accuracy_filter(dcpl.get(), c.tolerance);
+  }
   h5::add_checksum(dcpl.get(), where);
   return dcpl;
 }
@@ -159,18 +170,86 @@ void write_identity(hid_t root, const std::string& where) {
   if (!id.deck_hash.empty()) set_string_attribute(root, "deck_hash", id.deck_hash, where);
 }
 
+// ---- Compression (output.compression) -----------------------------------------------------
+
+// Root attributes that say how the series is stored (io/hdf5_writer.hpp, "Compression").
+void write_compression_attributes(hid_t root, const Compression& c, const std::string& where) {
+  const int lossy = c.type == CompressionType::Zfp ? 1 : 0;
+  set_string_attribute(root, "compression", to_string(c.type), where);
+  set_attribute(root, "compression_lossy", H5T_NATIVE_INT, &lossy, 0, where);
+  std::string note = "lossless: the values as computed";
+  if (c.type == CompressionType::Deflate) {
+    set_attribute(root, "compression_level", H5T_NATIVE_INT, &c.level, 0, where);
+    note = "lossless: the values as computed, chunked through HDF5's shuffle and deflate (level " +
+           std::to_string(c.level) + ")";
+  } else if (c.type == CompressionType::Zfp) {
+    set_attribute(root, "compression_tolerance", H5T_NATIVE_DOUBLE, &c.tolerance, 0, where);
+    note =
+        "lossy: ZFP fixed-accuracy mode (HDF5 filter 32013, H5Z-ZFP format), every stored "
+        "value within compression_tolerance = " +
+        format_double(c.tolerance) + " of the computed one";
+  }
+  set_string_attribute(root, "compression_note", note, where);
+}
+
+// Refuses (std::runtime_error) a compression this build or its HDF5 library cannot do.
+void check_compression_available(const Compression& c, const std::string& file) {
+  if (c.type == CompressionType::None || hdf5_compression_available(c.type)) return;
+  throw std::runtime_error("HDF5 file '" + file + "': output.compression type " +
+                           to_string(c.type) + " is not available in this build" +
+                           (c.type == CompressionType::Zfp
+                                ? " (built without the ZFP library)"
+                                : " (the HDF5 library has no deflate filter)"));
+}
+
+// Gathered writes of a lossy (zfp) series: rank 0 collects every rank's block of a step into
+// the whole field and writes it once. Written block by block, a chunk that several blocks share
+// would be decompressed and compressed again for each of them, its error growing every time
+// (and the values would depend on the decomposition). Costs one global field on rank 0.
+template <typename T>
+class StepAssembly {
+ public:
+  StepAssembly(const OutputGrid& g, bool on) : grid_(g) {
+    if (on) values_.resize(std::size_t(g.cells[0]) * g.cells[1] * g.cells[2]);
+  }
+  bool active() const { return !values_.empty(); }
+  // Keeps the values of a (validated) block; false when not assembling: write it yourself.
+  bool add(const T* data, const Block& b) {
+    if (!active()) return false;
+    const std::size_t nx = std::size_t(grid_.cells[0]), ny = std::size_t(grid_.cells[1]);
+    for (int z = 0; z < b.count[2]; ++z)
+      for (int y = 0; y < b.count[1]; ++y) {
+        const std::size_t at = std::size_t(b.offset[0]) + nx * (std::size_t(b.offset[1] + y) +
+                                                                ny * std::size_t(b.offset[2] + z));
+        std::copy_n(data + (std::size_t(z) * b.count[1] + y) * b.count[0], b.count[0],
+                    values_.data() + at);
+      }
+    return true;
+  }
+  const T* data() const { return values_.data(); }
+  Block whole() const {
+    Block b;
+    b.count = grid_.cells;
+    return b;
+  }
+
+ private:
+  OutputGrid grid_;
+  std::vector<T> values_;
+};
+
 class Hdf5Writer final : public FieldWriter {
  public:
   enum class Mode { Serial, Collective, Gather };
 
   Hdf5Writer(const std::string& directory, const std::string& name, const OutputGrid& grid,
-             Precision precision, Mode mode
+             Precision precision, Mode mode, const Compression& compression
 #ifdef HEATSOLVE_HAVE_MPI
              ,
              MPI_Comm comm = MPI_COMM_NULL
 #endif
              )
-      : name_(name), grid_(grid), precision_(precision), mode_(mode) {
+      : name_(name), grid_(grid), precision_(precision), mode_(mode), compression_(compression) {
     std::filesystem::path dir =
         directory.empty() ? std::filesystem::path(".") : std::filesystem::path(directory);
     final_h5_ = (dir / (name + ".h5")).string();
@@ -178,6 +257,7 @@ class Hdf5Writer final : public FieldWriter {
     xdmf_ = (dir / (name + ".xdmf")).string();
     h5::silence_errors();
     check_output_grid(grid_, "HDF5 file '" + final_h5_ + "'");
+    check_compression_available(compression_, final_h5_);
 #ifdef HEATSOLVE_HAVE_MPI
     if (mode_ != Mode::Serial) {
       if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
@@ -301,6 +381,7 @@ class Hdf5Writer final : public FieldWriter {
     set_attribute(root, "origin", H5T_NATIVE_DOUBLE, grid_.origin.data(), 3, where);
     set_attribute(root, "spacing", H5T_NATIVE_DOUBLE, grid_.spacing.data(), 3, where);
     write_identity(root, where);
+    write_compression_attributes(root, compression_, where);
     h5::Group steps(H5Gcreate2(root, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                     "create group /steps in " + partial_h5_);
     h5::check(H5Fflush(root, H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
@@ -339,7 +420,7 @@ class Hdf5Writer final : public FieldWriter {
       h5::Dataspace space(
           H5Screate_simple(static_cast<int>(slab.global.size()), slab.global.data(), nullptr),
           "dataspace for " + where);
-      const h5::PropList dcpl = series_dataset_creation(slab, precision_, where);
+      const h5::PropList dcpl = series_dataset_creation(slab, compression_, where);
       d = h5::Dataset(H5Dcreate2(g.get(), kFieldName, stored_type(precision_), space.get(),
                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                       "create dataset " + where + "/" + kFieldName);
@@ -444,10 +525,12 @@ class Hdf5Writer final : public FieldWriter {
     // Rank 0 drains every rank's message even after a failure so no sender is left blocked.
     std::string error;
     h5::Dataset d;
+    StepAssembly<T> assembly(grid_, compression_.type == CompressionType::Zfp);
     try {
       reserve(step_label(step));
       d = open_step(step, time);
-      write_block(d.get(), data, block, step);
+      validate(data, block);
+      if (!assembly.add(data, block)) write_block(d.get(), data, block, step);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -463,9 +546,17 @@ class Hdf5Writer final : public FieldWriter {
       transfer(buffer.data(), buffer.size(), r, false);
       if (!error.empty()) continue;
       try {
-        write_block(d.get(), buffer.data(), b, step);
+        validate(buffer.data(), b);
+        if (!assembly.add(buffer.data(), b)) write_block(d.get(), buffer.data(), b, step);
       } catch (const std::exception& e) {
         error = "rank " + std::to_string(r) + ": " + e.what();
+      }
+    }
+    if (error.empty() && assembly.active()) {
+      try {
+        write_block(d.get(), assembly.data(), assembly.whole(), step);
+      } catch (const std::exception& e) {
+        error = e.what();
       }
     }
     d.reset();
@@ -537,6 +628,7 @@ class Hdf5Writer final : public FieldWriter {
   OutputGrid grid_;
   Precision precision_;
   Mode mode_;
+  Compression compression_;
   h5::File file_;
   h5::SpaceReserve reserve_;              // rank 0: disk space ahead of the partial file
   std::map<std::int64_t, double> steps_;  // step -> time, everything written so far
@@ -579,20 +671,23 @@ std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
 
 h5::File open_for_reading(const std::string& path) {
   h5::silence_errors();
+  if (h5zfp::built_in()) h5zfp::ensure_registered();  // zfp-compressed series
   return h5::File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path);
 }
 
 }  // namespace
 
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
-                                              const OutputGrid& grid, Precision precision) {
-  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, Hdf5Writer::Mode::Serial);
+                                              const OutputGrid& grid, Precision precision,
+                                              const Compression& compression) {
+  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, Hdf5Writer::Mode::Serial,
+                                      compression);
 }
 
 #ifdef HEATSOLVE_HAVE_MPI
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
                                               const OutputGrid& grid, Precision precision,
-                                              MPI_Comm comm) {
+                                              MPI_Comm comm, const Compression& compression) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   auto mode = Hdf5Writer::Mode::Serial;
@@ -606,9 +701,56 @@ std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, cons
     mode = Hdf5Writer::Mode::Gather;
 #endif
   }
-  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, mode, comm);
+  return std::make_unique<Hdf5Writer>(directory, name, grid, precision, mode, compression, comm);
 }
 #endif
+
+std::vector<unsigned long long> series_chunk(const std::vector<unsigned long long>& shape) {
+  constexpr unsigned long long kMaxValues = 1ull << 20;
+  std::vector<unsigned long long> chunk = shape;
+  const auto values = [&] {
+    unsigned long long n = 1;
+    for (unsigned long long c : chunk) n *= c;
+    return n;
+  };
+  for (std::size_t a = 0; a < chunk.size() && values() > kMaxValues;) {
+    if (chunk[a] <= 4) {
+      ++a;  // this axis is as thin as a ZFP block: cut the next one
+      continue;
+    }
+    chunk[a] = (chunk[a] / 2 + chunk[a] % 2 + 3) / 4 * 4;  // half, rounded up to a multiple of 4
+  }
+  return chunk;
+}
+
+bool hdf5_compression_available(CompressionType type) {
+  switch (type) {
+    case CompressionType::None:
+      return true;
+    case CompressionType::Deflate:
+      return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Zfilter_avail(H5Z_FILTER_SHUFFLE) > 0;
+    case CompressionType::Zfp:
+      return h5zfp::built_in();
+  }
+  return false;
+}
+
+Hdf5StorageReport hdf5_storage_report(const std::string& path) {
+  h5::File file = open_for_reading(path);
+  Hdf5StorageReport r;
+  for (const Hdf5StepInfo& s : list_steps(file.get(), path)) {
+    const std::string where = path + ":" + s.dataset;
+    h5::Dataset d(H5Dopen2(file.get(), s.dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
+    h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
+    h5::Datatype type(H5Dget_type(d.get()), "type of " + where);
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    if (n < 0) h5::fail("count the values of " + where);
+    r.data_bytes += std::uint64_t(n) * H5Tget_size(type.get());
+    r.stored_bytes += H5Dget_storage_size(d.get());
+    ++r.datasets;
+  }
+  return r;
+}
 
 std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path) {
   h5::File file = open_for_reading(path);
@@ -802,15 +944,25 @@ namespace {
 }  // namespace
 
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string&, const std::string&,
-                                              const OutputGrid&, Precision) {
+                                              const OutputGrid&, Precision, const Compression&) {
   no_hdf5();
 }
 #ifdef HEATSOLVE_HAVE_MPI
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string&, const std::string&,
-                                              const OutputGrid&, Precision, MPI_Comm) {
+                                              const OutputGrid&, Precision, MPI_Comm,
+                                              const Compression&) {
   no_hdf5();
 }
 #endif
+std::vector<unsigned long long> series_chunk(const std::vector<unsigned long long>& shape) {
+  return shape;
+}
+bool hdf5_compression_available(CompressionType type) {
+  return type == CompressionType::None;
+}
+Hdf5StorageReport hdf5_storage_report(const std::string&) {
+  no_hdf5();
+}
 std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string&) {
   no_hdf5();
 }

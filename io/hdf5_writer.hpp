@@ -42,8 +42,11 @@ namespace heatsolve {
 // Serial writer: the one process writes the whole grid (write() still takes a Block, which
 // must then cover the grid; the write path selects the block's hyperslab in the file).
 // Creates `directory` if needed. Built without HDF5 it throws std::runtime_error.
+// `compression` (output.compression) stores the step datasets chunked and filtered (see
+// "Compression" below); the default stores them contiguous, as computed.
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
-                                              const OutputGrid& grid, Precision precision);
+                                              const OutputGrid& grid, Precision precision,
+                                              const Compression& compression = {});
 
 #ifdef HEATSOLVE_HAVE_MPI
 // Parallel writer over `comm` (collective: every rank constructs it, calls write() for every
@@ -54,8 +57,35 @@ std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, cons
 // writer. The blocks of all ranks must tile the grid.
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string& directory, const std::string& name,
                                               const OutputGrid& grid, Precision precision,
-                                              MPI_Comm comm);
+                                              MPI_Comm comm, const Compression& compression = {});
 #endif
+
+// ---- Compression (output.compression) ------------------------------------------------------
+// `deflate`: HDF5's byte shuffle then deflate at the level, lossless. `zfp`: the ZFP filter in
+// fixed-accuracy mode (io/hdf5_zfp.hpp), every stored value within the tolerance of the
+// computed one. Both chunk the datasets (series_chunk()); both work with the collective
+// (parallel HDF5 >= 1.10.2: every chunk is filtered whole by one rank, so the stored values do
+// not depend on the decomposition) and the gathered writer. The file says what was done in
+// root attributes: compression ("none" | "deflate" | "zfp"), compression_lossy (0 | 1),
+// compression_level (deflate), compression_tolerance (zfp), compression_note (one line).
+
+// Chunk shape (file order, slowest axis first) for a dataset of `shape`: the whole dataset up
+// to 2^20 values, else the slowest axes cut in halves (multiples of 4, ZFP's block edge) until
+// a chunk holds at most 2^20 values (8 MiB in double).
+std::vector<unsigned long long> series_chunk(const std::vector<unsigned long long>& shape);
+
+// True when this build can write (and read) `type`: deflate with HDF5, zfp with the ZFP library
+// as well.
+bool hdf5_compression_available(CompressionType type);
+
+// What the steps of a finished series occupy: the values' bytes, and the bytes stored for them.
+struct Hdf5StorageReport {
+  int datasets = 0;
+  std::uint64_t data_bytes = 0;    // values x bytes per value
+  std::uint64_t stored_bytes = 0;  // after the filters (H5Dget_storage_size)
+  double ratio() const { return stored_bytes > 0 ? double(data_bytes) / stored_bytes : 1.0; }
+};
+Hdf5StorageReport hdf5_storage_report(const std::string& path);
 
 // One output step as listed in a file.
 struct Hdf5StepInfo {

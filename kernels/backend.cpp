@@ -2,6 +2,8 @@
 
 #include "kernels/cpu/cpu_backend.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "kernels/cuda/cuda_backend.hpp"
 #endif
 
@@ -12,6 +14,23 @@ bool cuda_device_available() {
   return cuda_device_count() > 0;
 #else
   return false;
+#endif
+}
+
+std::string cuda_version_info() {
+#ifdef HEATSOLVE_HAVE_CUDA
+  const auto text = [](int v) {  // 12080 -> "12.8"
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
+  int runtime = 0, driver = 0;
+  std::string out = "runtime ";
+  out += cudaRuntimeGetVersion(&runtime) == cudaSuccess ? text(runtime) : "unknown";
+  // 0 (or an error) when no driver is installed: this machine has no usable GPU.
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) (void)cudaGetLastError(), driver = 0;
+  out += driver > 0 ? ", driver " + text(driver) : ", driver none";
+  return out;
+#else
+  return "";
 #endif
 }
 

@@ -338,6 +338,9 @@ inline std::vector<CellRange> shell_ranges(const GridDesc& g) {
 
 // True when a CUDA device can be used by this build on this machine.
 bool cuda_device_available();
+// The CUDA runtime this build runs with and the driver installed, e.g. "runtime 13.0, driver
+// 12.8" ("driver none" without one); "" in a build without CUDA. Creates no context.
+std::string cuda_version_info();
 // Creates a backend; Auto picks CUDA when a device is available, else CPU.
 template <typename T>
 std::unique_ptr<Backend<T>> make_backend(BackendKind kind, const BackendOptions& opts);

@@ -6,6 +6,7 @@ set -euo pipefail
 HEATSOLVE_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libzfp-dev hdf5-filter-plugin-zfp-serial  # ZFP compression; Debian's plugin: h5py reads it
   libyaml-cpp-dev libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   paraview-dev python3-paraview libpython3-dev
   python3-h5py python3-numpy python3-matplotlib

@@ -1,15 +1,21 @@
-// `heatsolve bench`: the stencil, reduction and GEMM ladders measured on this machine's GPU.
+// `heatsolve bench`: the stencil, reduction and GEMM ladders measured on this machine's GPU;
+// without one (or with --backend cpu) the CPU backend's stencil against the CPU's copy rate.
 #include "app/bench/bench_command.hpp"
+
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "app/bench/bench.hpp"
 #include "app/bench/bench_kernels.hpp"
+#include "kernels/backend.hpp"
 
 namespace heatsolve {
 
 void add_bench_options(CLI::App* cmd, BenchOptions& o) {
-  cmd->add_option("--size", o.size, "grid points per dimension (default 512 in 3D, 8192 in 2D)");
+  cmd->add_option("--size", o.size,
+                  "grid points per dimension (default 512 in 3D, 8192 in 2D; on the CPU 256 and "
+                  "4096)");
   cmd->add_option("--dims", o.dims, "2 or 3")->check(CLI::IsMember({2, 3}));
   cmd->add_option("--precision", o.precision, "float or double")
       ->each([&o](const std::string&) { o.precision_given = true; })
@@ -35,7 +41,9 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_flag("--multigrid", o.multigrid,
                 "time to solution of 3D Poisson by multigrid and mg-cg against sweeps and Jacobi "
                 "(--size, default 256; --precision float|double, both when not given)");
-  cmd->add_option("--backend", o.backend, "--multigrid: auto, cpu or cuda")
+  cmd->add_option("--backend", o.backend,
+                  "stencils and --multigrid: auto (the GPU when there is one, else the CPU), cpu "
+                  "or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--elements", o.reduction_elements, "elements for --reductions");
   cmd->add_option("--gemm-max", o.gemm_max_size, "largest square GEMM size for --gemm");
@@ -47,6 +55,24 @@ int bench_command(const BenchOptions& o) {
   if (o.multigrid)
     return run_multigrid_bench(o.size > 0 ? o.size : 256, o.precision_given ? o.precision : "both",
                                o.backend, o.json);
+  // The CPU backend: asked for, or no GPU to run the ladder on (a CUDA build on a machine
+  // without a device, or a build without CUDA). --backend cuda without one fails below.
+  const bool gpu = cuda_device_available();
+  if (o.backend == "cpu" || (o.backend == "auto" && !gpu)) {
+    const StencilBenchOptions& g = o.stencil;
+    if (!g.variants.empty() || !g.chunks.empty() || g.all_shapes || g.sustain_s > 0)
+      fmt::print(stderr,
+                 "heatsolve bench: --variants, --chunks, --all-shapes and --sustain time the GPU "
+                 "ladder: ignored on the CPU\n");
+    return run_cpu_stencil_bench(o.size > 0 ? o.size : (o.dims == 3 ? 256 : 4096), o.dims,
+                                 o.precision, o.json,
+                                 o.backend == "cpu" ? "--backend cpu"
+#ifdef HEATSOLVE_HAVE_CUDA
+                                                    : "no CUDA device");
+#else
+                                                    : "this build has no CUDA");
+#endif
+  }
   StencilBenchOptions s = o.stencil;
   s.size = o.size > 0 ? o.size : (o.dims == 3 ? 512 : 8192);
   s.dims = o.dims;

@@ -80,14 +80,11 @@ RunResult RunLoop<T>::run() {
     in_situ(0, 0.0, 0.0, solver_.transient() && solver_.total() == 0);
   }
   StepReport r = solver_.start(restored.get());
-  // A checkpoint of a finished run's last step precedes its final outputs (below), so a
-  // restart from it writes them.
-  if (r.done) {
+  const bool steady = !solver_.transient();
+  if (r.done) {  // nothing to advance: the deck's end, or a restart from a finished run
     solver_.finish();
-    if (restored) {
-      write_output(r.step, r.time);
-      in_situ(r.step, r.time, r.residual, true);
-    }
+    // A steady solve's final output is not in its last checkpoint's series (below).
+    if (restored && steady) final_outputs(r);
   }
   restored.reset();
   while (!r.done) {
@@ -96,18 +93,19 @@ RunResult RunLoop<T>::run() {
     r = advance(count, monitor);
     if (monitor != Monitor::None) last_check_ = Clock::now();
     inspect(r);
-    if (!r.done) {
-      if (schedule_.output_due(r.step)) write_output(r.step, r.time);
-      in_situ(r.step, r.time, r.residual, false);
+    // A transient run's last step is an output step like any other, written before its
+    // checkpoint (which then lists it). A steady solve's final output is of the state
+    // finish() leaves (a singular problem's projection), after the checkpoint, which holds
+    // the iterate a longer solve would continue from.
+    if (!r.done || !steady) {
+      if (r.done || schedule_.output_due(r.step)) write_output(r.step, r.time);
+      in_situ(r.step, r.time, r.residual, r.done);
     }
     progress(r, r.done);
     if (after_step(r)) break;
-    // A checkpoint of the last step holds the state the solver left, as at any other step;
-    // the final outputs what it finishes with.
     if (r.done) {
       solver_.finish();
-      write_output(r.step, r.time);
-      in_situ(r.step, r.time, r.residual, true);
+      if (steady) final_outputs(r);
     }
   }
   sweeper_.settle();
@@ -202,6 +200,12 @@ void RunLoop<T>::check_state(std::int64_t step) {
       sweeper_.backend().reduce_diff(u, u, sweeper_.grid(), ReduceOp::Sum), ReduceOp::Sum);
   if (zero != 0.0) blow_up(blow_up_message(solver_.transient(), step, "the solution"));
   checked_step_ = step;
+}
+
+template <typename T>
+void RunLoop<T>::final_outputs(const StepReport& r) {
+  write_output(r.step, r.time);
+  in_situ(r.step, r.time, r.residual, true);
 }
 
 template <typename T>

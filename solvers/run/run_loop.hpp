@@ -34,6 +34,7 @@ class RunLoop {
   // in-situ calls and checkpoints of one step share it). Collective under MPI.
   void check_state(std::int64_t step);
   void write_output(std::int64_t step, double time);
+  void final_outputs(const StepReport& r);  // the field and the last in-situ call
   void in_situ(std::int64_t step, double time, double residual, bool last);
   void progress(const StepReport& r, bool force);
   // Checkpoint/restart and stopping (docs/batch.md).

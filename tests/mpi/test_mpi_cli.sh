@@ -2,7 +2,8 @@
 # End-to-end MPI checks of the heatsolve binary (ctest: mpi.cli):
 #   1. `mpirun -np 4 heatsolve run` (single steps, and time_block 3 through deep halos) writes
 #      an HDF5 file whose datasets are bitwise equal to
-#      the single-rank run's (compared with h5py), and summary.json says ranks: 4;
+#      the single-rank run's (compared with h5py), and summary.json says ranks: 4; with
+#      output.compression (deflate, zfp) every decomposition stores the same values;
 #   2. a deck error under MPI is reported once, every rank exits 2;
 #   3. a decomposition that does not match the rank count: reported once, exit 2;
 #   4. a failure on one rank mid-run (test-only HEATSOLVE_TEST_FAIL_RANK) ends the whole job
@@ -93,6 +94,63 @@ for s in a["steps"]:
 print(f"h5py: {len(a['steps'])} steps bitwise equal with deep halos")
 EOF
 check "np4 time_block 3 HDF5 bitwise equal to np1" test $? -eq 0
+
+# 1c. output.compression under decomposition: a grid of 1.17 M cells is stored in 2 chunks of
+# up to 2^20 values (48 and 42 planes), each spanning several ranks' blocks. Collective writes
+# (np 4) and the gathered writer (np 3) store the same values as one rank: deflate bit for bit
+# equal to the uncompressed series, zfp bit for bit equal to the one-rank zfp series (every
+# chunk is compressed whole) and within its tolerance of the uncompressed one.
+cat > big.yaml <<'EOF2'
+name: big
+problem: {type: heat, dimensions: 3}
+grid: {cells: [130, 100, 90]}
+time: {steps: 2}
+initial: {type: gaussian, amplitude: 1.0, width: 0.2, center: [0.3, 0.5, 0.5]}
+boundary: {all: {type: dirichlet, value: 0.0}, y+: {type: neumann, flux: 0.5}}
+execution: {backend: cpu, precision: double}
+output: {directory: out, every: 1, formats: [hdf5]}
+EOF2
+zfp=no
+"$HS" info | grep -Eq 'zfp yes' && [[ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5zzfp.so ]] && zfp=yes
+"$HS" run big.yaml -q "${RUNSET[@]}" --set output.directory=big_plain >big_plain.log 2>&1
+check "big: uncompressed one-rank run" test $? -eq 0
+kinds=(deflate)
+[[ $zfp == yes ]] && kinds+=(zfp)
+for kind in "${kinds[@]}"; do
+  if [[ $kind == deflate ]]; then c='{type: deflate, level: 1}'; else c='{type: zfp, tolerance: 1.0e-5}'; fi
+  timeout 120 "${MPIRUN[@]}" -np 1 "$HS" run big.yaml -q "${RUNSET[@]}" --set "output.compression=$c" \
+    --set output.directory=big_${kind}_np1 >big_${kind}_np1.log 2>&1
+  check "big $kind np1 run" test $? -eq 0
+  timeout 120 "${MPIRUN[@]}" -np 4 "$HS" run big.yaml -q "${RUNSET[@]}" --set "output.compression=$c" \
+    --set output.directory=big_${kind}_np4 >big_${kind}_np4.log 2>&1
+  check "big $kind np4 run (collective)" test $? -eq 0
+  HEATSOLVE_HDF5_GATHER=1 timeout 120 "${MPIRUN[@]}" -x HEATSOLVE_HDF5_GATHER -np 3 "$HS" run big.yaml -q \
+    "${RUNSET[@]}" --set "output.compression=$c" --set output.directory=big_${kind}_gather3 \
+    >big_${kind}_gather3.log 2>&1
+  check "big $kind np3 run (gathered)" test $? -eq 0
+  "$PYTHON" - "$kind" big_plain/big.h5 big_${kind}_np1/big.h5 big_${kind}_np4/big.h5 big_${kind}_gather3/big.h5 <<'EOF2'
+import os, sys, h5py, numpy as np
+kind, plain, *runs = sys.argv[1:]
+p = h5py.File(plain, "r")
+fs = [h5py.File(r, "r") for r in runs]
+assert len(p["steps"]) == 3
+for s in p["steps"]:
+    ref = p["steps"][s]["temperature"][()]
+    one = fs[0]["steps"][s]["temperature"]
+    assert one.chunks == (48, 100, 130), one.chunks  # two chunks, across the ranks' blocks
+    for f in fs[1:]:
+        assert f["steps"][s]["temperature"][()].tobytes() == one[()].tobytes(), (kind, f.filename, s)
+    if kind == "deflate":
+        assert one[()].tobytes() == ref.tobytes(), f"deflate step {s} differs from uncompressed"
+    else:
+        err = np.abs(one[()] - ref).max()
+        assert 0 < err <= 1e-5, err
+for r in runs:
+    assert os.path.getsize(r) < 0.7 * os.path.getsize(plain), (r, os.path.getsize(r))
+print(f"h5py: {kind}: np1, np4 (collective) and np3 (gathered) store the same values")
+EOF2
+  check "big $kind: the same values from every decomposition" test $? -eq 0
+done
 
 # 2. deck error: once, exit 2 everywhere
 sed 's/cells: \[19, 14, 11\]/cells: [19, 14]/' deck.yaml > bad.yaml
