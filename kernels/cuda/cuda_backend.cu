@@ -100,15 +100,13 @@ class CudaBackend final : public Backend<T> {
   explicit CudaBackend(const BackendOptions& opts) : opts_(opts) {
     // "temporal": fused multi-step passes (temporal_launch.cuh); single steps (remainders,
     // periodic/exchange faces) use the "auto" choice.
-    temporal_ = opts.kernel == "temporal";
-    if (opts.kernel != "auto" && !temporal_) {
+    temporal_ = opts.kernel == kKernelTemporal;
+    if (opts.kernel != kKernelAuto && !temporal_) {
       fixed_ = parse_stencil_variant(opts.kernel);
       if (!fixed_) {
         std::string names;
-        for (StencilVariant v : kAllStencilVariants)
-          names += std::string(names.empty() ? "" : ", ") + stencil_variant_name(v);
-        throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (auto, " + names +
-                           ", temporal)");
+        for (const std::string& name : kKernelNames) names += (names.empty() ? "" : ", ") + name;
+        throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (" + names + ")");
       }
     }
     if (opts.device >= 0) {
@@ -151,7 +149,7 @@ class CudaBackend final : public Backend<T> {
     } else {
       time_block_ = choose_time_block(g, std::numeric_limits<int>::max());
     }
-    return "temporal k=" + std::to_string(time_block_) + " + " + label;
+    return std::string(kKernelTemporal) + " k=" + std::to_string(time_block_) + " + " + label;
   }
 
   int max_time_block() const override { return temporal_ ? time_block_ : 1; }

@@ -14,34 +14,6 @@
 
 namespace heatsolve {
 
-const char* stencil_variant_name(StencilVariant v) {
-  switch (v) {
-    case StencilVariant::Naive:
-      return "naive";
-    case StencilVariant::Shared:
-      return "shared";
-    case StencilVariant::NonDivergent:
-      return "nondivergent";
-    case StencilVariant::Streaming25D:
-      return "2.5d";
-    case StencilVariant::SingleSlice25D:
-      return "2.5d-single-slice";
-    case StencilVariant::Register25D:
-      return "2.5d-register";
-    case StencilVariant::Async25D:
-      return "2.5d-async";
-    case StencilVariant::Tma25D:
-      return "2.5d-tma";
-  }
-  return "?";
-}
-
-std::optional<StencilVariant> parse_stencil_variant(const std::string& name) {
-  for (StencilVariant v : kAllStencilVariants)
-    if (name == stencil_variant_name(v)) return v;
-  return std::nullopt;
-}
-
 namespace cuda {
 namespace {
 // An attribute of the current device, read once per (device, attribute).
@@ -62,8 +34,11 @@ int current_device_attribute(cudaDeviceAttr attr) {
 }  // namespace cuda
 
 bool stencil_variant_supported(StencilVariant v) {
-  return v != StencilVariant::Tma25D ||
-         cuda::current_device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9;
+  const int need = stencil_variant_row(v).min_compute_capability;
+  if (need == 0) return true;
+  return 10 * cuda::current_device_attribute(cudaDevAttrComputeCapabilityMajor) +
+             cuda::current_device_attribute(cudaDevAttrComputeCapabilityMinor) >=
+         need;
 }
 
 namespace cuda {
@@ -197,7 +172,9 @@ void launch_tma(const Args<T>& a) {
   const std::size_t smem =
       TmaTile<T, DIM, TX, TY, S>::SMEM_BYTES + (a.f.plane ? std::size_t(TY) * TX * sizeof(T) : 0);
   if (!stencil_variant_supported(StencilVariant::Tma25D))
-    throw BackendError("stencil variant '2.5d-tma' needs a device of compute capability 9.0+");
+    throw BackendError(std::string("stencil variant '") +
+                       stencil_variant_name(StencilVariant::Tma25D) +
+                       "' needs a device of compute capability 9.0+");
   const StreamGeom s = stream_geom(a.g);
   if (s.sy > (std::int64_t(1) << 30) / RY)
     throw BackendError("2.5d-tma: rows too long for 32-bit row offsets");
@@ -398,8 +375,7 @@ bool usable(const Entry& e, StencilVariant v, int dims) {
 }  // namespace
 
 bool is_streaming(StencilVariant v) {
-  return v == SV::Streaming25D || v == SV::SingleSlice25D || v == SV::Register25D ||
-         v == SV::Async25D || v == SV::Tma25D;
+  return stencil_variant_row(v).streaming;
 }
 
 template <typename T>
@@ -437,7 +413,7 @@ StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>&
 }
 
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc) {
-  if (v != StencilVariant::Tma25D) return false;
+  if (!stencil_variant_row(v).rules_in_sweep) return false;
   for (const FaceBC& face : bc)
     if (face.type == BoundaryType::Periodic) return false;
   return true;
@@ -482,12 +458,5 @@ HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE
 
 }  // namespace cuda
-
-std::vector<std::array<int, 3>> stencil_block_shapes(StencilVariant v, int dims) {
-  std::vector<std::array<int, 3>> out;
-  for (const cuda::StencilShape& s : cuda::compiled_shapes<float>(v, dims))
-    out.push_back({s.bx, s.by, s.bz});
-  return out;
-}
 
 }  // namespace heatsolve

@@ -626,11 +626,7 @@ void check_all_shapes() {
     const GridDesc g = make_grid(dims);
     for (StencilVariant v : kAllStencilVariants) {
       std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, dims);
-      const bool streaming = v == StencilVariant::Streaming25D ||
-                             v == StencilVariant::SingleSlice25D ||
-                             v == StencilVariant::Register25D || v == StencilVariant::Async25D ||
-                             v == StencilVariant::Tma25D;
-      if (streaming)
+      if (stencil_variant_row(v).streaming)
         for (std::size_t q = 0, m = shapes.size(); q < m; ++q) {
           cuda::StencilShape s = shapes[q];
           s.bz = 5;  // chunks of 5 planes: the last one partial
