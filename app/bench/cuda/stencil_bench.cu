@@ -167,15 +167,15 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
                                          stencil_variant_name(v)) == o.variants.end())
       continue;
     if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
-    std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, o.dims);
+    std::vector<StencilShape> shapes = compiled_stencil_shapes(v, o.dims, int(sizeof(T)));
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
     if (stencil_variant_row(v).streaming &&
         !o.chunks.empty()) {  // each timed shape at each chunk too
-      std::vector<cuda::StencilShape> with_chunks;
-      for (const cuda::StencilShape& shape : shapes) {
+      std::vector<StencilShape> with_chunks;
+      for (const StencilShape& shape : shapes) {
         with_chunks.push_back(shape);
         for (int chunk : o.chunks) {
-          cuda::StencilShape s = shape;
+          StencilShape s = shape;
           s.bz = chunk;
           with_chunks.push_back(s);
         }
@@ -183,7 +183,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       shapes = with_chunks;
     }
     for (std::size_t si = 0; si < shapes.size(); ++si) {
-      const cuda::StencilShape& shape = shapes[si];
+      const StencilShape& shape = shapes[si];
       const double ms = timer.ms_per_call(o, [&] {
         for (int s = 0; s < steps; ++s) {
           const bool even = s % 2 == 0;
