@@ -22,11 +22,9 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/run_lock.hpp"
+#include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
-#ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/cuda/cuda_backend.hpp"
-#endif
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
 #endif
@@ -475,11 +473,9 @@ int run_command(const RunOptions& opts) {
     copy_series(restart.series_source, restart.step, cfg, ctx.domain.block, writer_ptrs);
 
   ctx.backend_options = backend_options_for(cfg);
-#ifdef HEATSOLVE_HAVE_CUDA
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
   if (cfg.backend != BackendKind::Cpu && nranks > 1)
-    ctx.backend_options.device = gpu_for_this_rank(cuda_device_count());
-#endif
+    ctx.backend_options.device = gpu_for_this_rank(device::count());
 #ifdef HEATSOLVE_HAVE_MPI
   // kernel: auto under decomposition: every rank takes the variant that is fastest on the
   // slowest rank (each rank waits for its neighbours every step).

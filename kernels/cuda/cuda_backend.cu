@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/device.hpp"
 #include "kernels/field/cuda/field_ops.cuh"
 #include "kernels/gemm/cuda/gemm.cuh"
 #include "kernels/halo/cuda/halo_pack.hpp"
@@ -23,15 +24,6 @@
 #include "kernels/stencil/cuda/temporal_launch.cuh"
 
 namespace heatsolve {
-
-int cuda_device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error state
-    return 0;
-  }
-  return n;
-}
 
 namespace cuda {
 
@@ -110,7 +102,7 @@ class CudaBackend final : public Backend<T> {
       }
     }
     if (opts.device >= 0) {
-      if (opts.device >= cuda_device_count())
+      if (opts.device >= device::count())
         throw BackendError("CUDA device " + std::to_string(opts.device) + " does not exist");
       CUDA_CHECK(cudaSetDevice(opts.device));
     }

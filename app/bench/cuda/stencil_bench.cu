@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/device.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
 
@@ -111,7 +112,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
                                   kKernelTemporal + ")");
     }
   }
-  if (cuda_device_count() == 0) throw std::runtime_error("no CUDA device available");
+  if (device::count() == 0) throw std::runtime_error("no CUDA device available");
   GridDesc g;
   g.dims = o.dims;
   g.nx = g.ny = o.size;

@@ -9,15 +9,16 @@
 #include <utility>
 
 #include "kernels/cuda/compiled_choice.cuh"
+#include "kernels/device.hpp"
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_kernels.cuh"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 
-namespace heatsolve {
+namespace heatsolve::cuda {
 
-namespace cuda {
 namespace {
-// An attribute of the current device, read once per (device, attribute).
+// An attribute of the current device, read once per (device, attribute): launchers ask for the
+// SM count before every launch.
 int current_device_attribute(cudaDeviceAttr attr) {
   static std::mutex mu;
   static std::map<std::pair<int, int>, int> cache;
@@ -32,17 +33,6 @@ int current_device_attribute(cudaDeviceAttr attr) {
   return cache[key] = value;
 }
 }  // namespace
-}  // namespace cuda
-
-bool stencil_variant_supported(StencilVariant v) {
-  const int need = stencil_variant_row(v).min_compute_capability;
-  if (need == 0) return true;
-  return 10 * cuda::current_device_attribute(cudaDevAttrComputeCapabilityMajor) +
-             cuda::current_device_attribute(cudaDevAttrComputeCapabilityMinor) >=
-         need;
-}
-
-namespace cuda {
 
 int current_sm_count() {
   return current_device_attribute(cudaDevAttrMultiProcessorCount);
@@ -271,6 +261,4 @@ HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE
 
-}  // namespace cuda
-
-}  // namespace heatsolve
+}  // namespace heatsolve::cuda

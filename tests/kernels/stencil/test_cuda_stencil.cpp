@@ -23,6 +23,7 @@
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "app/bench/cuda/stencil_bench.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/device.hpp"
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #endif
