@@ -232,6 +232,19 @@ void copy_series(const std::string& source, std::int64_t upto, const Config& cfg
 #endif
 }
 
+// The compute capability of the GPU this rank's backend will use (the device run_command gives
+// it below; 0 without one), the lowest over the ranks so that all reach the same verdict on the
+// deck. Collective under MPI: every rank parses the same deck and asks at the same point.
+int run_compute_capability(int nranks) {
+  const int count = device::count();
+  int cc = count > 0 ? device::compute_capability(nranks > 1 ? gpu_for_this_rank(count) : -1) : 0;
+#ifdef HEATSOLVE_HAVE_MPI
+  if (mpi_active() && nranks > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &cc, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+  return cc;
+}
+
 // Restores the previous signal dispositions when run_command returns.
 struct StopHandlersGuard {
   StopHandlersGuard() { install_stop_handlers(); }
@@ -314,7 +327,11 @@ int run_command(const RunOptions& opts) {
   const bool root = world_rank() == 0;
   Config cfg;
   try {
-    cfg = load_deck(opts.deck, opts.overrides);
+    // The run's GPU is known here (validate cannot know it): a kernel it cannot run is a deck
+    // error too, before the output directory exists.
+    DeckFeatures features = DeckFeatures::of_this_build();
+    features.compute_capability = [nranks] { return run_compute_capability(nranks); };
+    cfg = load_deck(opts.deck, opts.overrides, features);
   } catch (const DeckError& e) {
     if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;
