@@ -22,14 +22,12 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/run_lock.hpp"
+#include "io/writer_factory.hpp"
 #include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
-#include "io/hdf5_writer.hpp"
-#endif
-#ifdef HEATSOLVE_HAVE_VTK
-#include "io/vtk_writer.hpp"
+#include "io/hdf5_writer.hpp"  // copy_series reads the previous series
 #endif
 
 namespace fs = std::filesystem;
@@ -376,6 +374,7 @@ int run_command(const RunOptions& opts) {
     return *rc;
 
   RunContext ctx;
+  WriterRanks io_ranks;  // who writes the series: this process alone unless decomposed
   ctx.restart_path = restart.checkpoint;
   ctx.stop_flag = stop_flag();
   ctx.start_time = process_start_time();
@@ -414,6 +413,7 @@ int run_command(const RunOptions& opts) {
   // Collective writers: same ranks as the decomposition, without the Cartesian topology
   // (see CartesianDecomposition::io_comm()). Without MPI (no launcher) the serial writers.
   const bool parallel_io = decomposition != nullptr;
+  if (parallel_io) io_ranks.comm = decomposition->io_comm();
 #else
   ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
 #endif
@@ -437,53 +437,7 @@ int run_command(const RunOptions& opts) {
     ctx.catalyst = catalyst.get();
   }
 
-  std::vector<std::unique_ptr<FieldWriter>> writers;
-  for (const std::string& format : cfg.formats) {
-    if (format == "hdf5") {
-#ifdef HEATSOLVE_HAVE_HDF5
-#ifdef HEATSOLVE_HAVE_MPI
-#ifndef HEATSOLVE_HAVE_PARALLEL_HDF5
-      if (nranks > 1 && root)
-        fmt::print(stderr,
-                   "warning: HDF5 without MPI-IO (serial HDF5 build): every output step is "
-                   "gathered to rank 0, which writes it alone\n");
-#endif
-      writers.push_back(
-          parallel_io
-              ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
-                                 decomposition->io_comm())
-              : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#else
-      writers.push_back(
-          make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#endif
-#else
-      throw std::runtime_error(
-          "output format 'hdf5' requested but heatsolve was built without HDF5");
-#endif
-    } else if (format == "vtk") {
-#ifdef HEATSOLVE_HAVE_VTK
-#ifdef HEATSOLVE_HAVE_MPI
-      writers.push_back(
-          parallel_io
-              ? make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
-                                decomposition->io_comm())
-              : make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#else
-      writers.push_back(
-          make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#endif
-#else
-      throw std::runtime_error(
-          "output format 'vtk' requested but heatsolve was built without VTK (configure with "
-          "VTK_DIR pointing at a VTK 9 or ParaView's VTK, e.g. "
-          "/usr/lib/x86_64-linux-gnu/cmake/paraview-5.11/vtk)");
-#endif
-    } else {
-      throw std::runtime_error(
-          fmt::format("output format '{}' is not available in this build", format));
-    }
-  }
+  std::vector<std::unique_ptr<FieldWriter>> writers = make_writers(cfg, output_grid(cfg), io_ranks);
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
   if (!restart.series_source.empty())
