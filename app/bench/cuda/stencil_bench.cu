@@ -170,8 +170,8 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
     if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
     std::vector<StencilShape> shapes = compiled_stencil_shapes(v, o.dims, int(sizeof(T)));
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
-    if (stencil_variant_row(v).streaming &&
-        !o.chunks.empty()) {  // each timed shape at each chunk too
+    // Streaming variants: each timed shape at each chunk too.
+    if (stencil_variant_row(v).streaming && !o.chunks.empty()) {
       std::vector<StencilShape> with_chunks;
       for (const StencilShape& shape : shapes) {
         with_chunks.push_back(shape);

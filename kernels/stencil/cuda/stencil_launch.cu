@@ -170,13 +170,15 @@ void launch_tma(const Args<T>& a) {
   constexpr int TY = DIM == 3 ? BY * RY : 1;
   const std::size_t smem =
       TmaTile<T, DIM, TX, TY, S>::SMEM_BYTES + (a.f.plane ? std::size_t(TY) * TX * sizeof(T) : 0);
-  if (!stencil_variant_supported(StencilVariant::Tma25D))
-    throw BackendError(std::string("stencil variant '") +
-                       stencil_variant_name(StencilVariant::Tma25D) +
-                       "' needs a device of compute capability 9.0+");
+  const StencilVariantRow& row = stencil_variant_row(StencilVariant::Tma25D);
+  if (!stencil_variant_supported(row.variant))
+    throw BackendError(std::string("stencil variant '") + row.name +
+                       "' needs a device of compute capability " +
+                       std::to_string(row.min_compute_capability / 10) + "." +
+                       std::to_string(row.min_compute_capability % 10) + "+");
   const StreamGeom s = stream_geom(a.g);
   if (s.sy > (std::int64_t(1) << 30) / RY)
-    throw BackendError("2.5d-tma: rows too long for 32-bit row offsets");
+    throw BackendError(std::string(row.name) + ": rows too long for 32-bit row offsets");
   const auto kernel = a.f.plane ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceGenerated>
                       : a.f.field ? stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceStaged>
                                   : stencil_tma_kernel<T, DIM, TX, BY, RY, S, MINB, kSourceNone>;
