@@ -49,7 +49,7 @@ TEST(StencilVariants, KernelNamesAreAutoTheTableAndTemporal) {
 TEST(StencilVariants, CapabilityFlags) {
   // Only streaming variants can stage tiles and apply the face rules on them.
   for (const StencilVariantRow& r : kStencilVariants) {
-    if (r.rules_in_sweep) EXPECT_TRUE(r.streaming) << r.name;
+    EXPECT_TRUE(!r.rules_in_sweep || r.streaming) << r.name;
     EXPECT_GE(r.min_compute_capability, 0) << r.name;
   }
   EXPECT_TRUE(stencil_variant_row(StencilVariant::Tma25D).rules_in_sweep);
@@ -103,10 +103,11 @@ TEST(StencilPolicies, RowsAreDistinctInstancesOfTheirVariant) {
     EXPECT_GT(p.shape.bx, 0);
     EXPECT_GT(p.shape.by, 0);
     // The streaming variants' bz is the planes per block, a launch argument.
-    if (row.streaming)
+    if (row.streaming) {
       EXPECT_EQ(p.shape.bz, 0);
-    else
-      EXPECT_EQ(p.shape.bz > 0 && (p.dims == 3 || p.shape.bz == 1), true);
+    } else {
+      EXPECT_TRUE(p.shape.bz > 0 && (p.dims == 3 || p.shape.bz == 1));
+    }
     for (std::size_t j = 0; j < i; ++j) {
       const StencilPolicy& q = kStencilPolicies[j];
       const bool shared_precision =
