@@ -67,48 +67,28 @@ struct StencilPolicy {
 
   // Threads per block (bz: non-streaming variants only).
   constexpr StencilPolicy threads(int x, int y, int z = 0) const {
-    StencilPolicy p = *this;
-    p.shape.bx = x, p.shape.by = y, p.shape.bz = z;
-    return p;
+    return with(&StencilShape::bx, x).with(&StencilShape::by, y).with(&StencilShape::bz, z);
   }
-  constexpr StencilPolicy rows(int per_thread) const {
-    StencilPolicy p = *this;
-    p.shape.ry = per_thread;
-    return p;
-  }
-  constexpr StencilPolicy prefetch(int planes) const {
-    StencilPolicy p = *this;
-    p.shape.pd = planes;
-    return p;
-  }
+  constexpr StencilPolicy rows(int per_thread) const { return with(&StencilShape::ry, per_thread); }
+  constexpr StencilPolicy prefetch(int planes) const { return with(&StencilShape::pd, planes); }
   constexpr StencilPolicy columns(int per_thread) const {
+    return with(&StencilShape::vx, per_thread);
+  }
+  constexpr StencilPolicy min_blocks(int per_sm) const { return with(&StencilShape::mb, per_sm); }
+  constexpr StencilPolicy stages(int ring) const { return with(&StencilShape::st, ring); }
+  constexpr StencilPolicy copy_bytes(int bytes) const { return with(&StencilShape::cb, bytes); }
+  constexpr StencilPolicy float_only() const { return only(4); }
+  constexpr StencilPolicy double_only() const { return only(8); }
+
+ private:
+  constexpr StencilPolicy with(int StencilShape::*field, int value) const {
     StencilPolicy p = *this;
-    p.shape.vx = per_thread;
+    p.shape.*field = value;
     return p;
   }
-  constexpr StencilPolicy min_blocks(int per_sm) const {
+  constexpr StencilPolicy only(int bytes) const {
     StencilPolicy p = *this;
-    p.shape.mb = per_sm;
-    return p;
-  }
-  constexpr StencilPolicy stages(int ring) const {
-    StencilPolicy p = *this;
-    p.shape.st = ring;
-    return p;
-  }
-  constexpr StencilPolicy copy_bytes(int bytes) const {
-    StencilPolicy p = *this;
-    p.shape.cb = bytes;
-    return p;
-  }
-  constexpr StencilPolicy float_only() const {
-    StencilPolicy p = *this;
-    p.value_bytes = 4;
-    return p;
-  }
-  constexpr StencilPolicy double_only() const {
-    StencilPolicy p = *this;
-    p.value_bytes = 8;
+    p.value_bytes = bytes;
     return p;
   }
 };

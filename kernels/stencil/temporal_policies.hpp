@@ -54,34 +54,27 @@ struct TemporalPolicy {
     return dims == d && compiled_for(bytes) && shape.same_instance(s);
   }
 
-  constexpr TemporalPolicy steps(int k) const {  // sub-steps per pass
-    TemporalPolicy p = *this;
-    p.shape.k = k;
-    return p;
-  }
-  constexpr TemporalPolicy warps_y(int by) const {  // block 32 x by threads
-    TemporalPolicy p = *this;
-    p.shape.by = by;
-    return p;
-  }
+  // Sub-steps per pass; warps stacked in y (block 32 x by threads); rows and columns per thread.
+  constexpr TemporalPolicy steps(int k) const { return with(&TemporalShape::k, k); }
+  constexpr TemporalPolicy warps_y(int by) const { return with(&TemporalShape::by, by); }
   constexpr TemporalPolicy rows(int per_thread) const {
-    TemporalPolicy p = *this;
-    p.shape.ry = per_thread;
-    return p;
+    return with(&TemporalShape::ry, per_thread);
   }
   constexpr TemporalPolicy columns(int per_thread) const {
+    return with(&TemporalShape::vx, per_thread);
+  }
+  constexpr TemporalPolicy float_only() const { return only(4); }
+  constexpr TemporalPolicy double_only() const { return only(8); }
+
+ private:
+  constexpr TemporalPolicy with(int TemporalShape::*field, int value) const {
     TemporalPolicy p = *this;
-    p.shape.vx = per_thread;
+    p.shape.*field = value;
     return p;
   }
-  constexpr TemporalPolicy float_only() const {
+  constexpr TemporalPolicy only(int bytes) const {
     TemporalPolicy p = *this;
-    p.value_bytes = 4;
-    return p;
-  }
-  constexpr TemporalPolicy double_only() const {
-    TemporalPolicy p = *this;
-    p.value_bytes = 8;
+    p.value_bytes = bytes;
     return p;
   }
 };
