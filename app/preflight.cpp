@@ -13,12 +13,8 @@
 
 #include "app/mpi_session.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/device.hpp"
 #include "solvers/registry.hpp"
-#ifdef HEATSOLVE_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-#include "kernels/cuda/cuda_backend.hpp"
-#endif
 #ifdef HEATSOLVE_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -144,24 +140,7 @@ std::optional<std::uint64_t> host_memory_available() {
 }
 
 std::optional<std::uint64_t> device_memory_available(int device) {
-#ifdef HEATSOLVE_HAVE_CUDA
-  if (cuda_device_count() == 0) return std::nullopt;
-  // The rank's own device stays selected (the backend selects it anyway): switching back
-  // would create a second context on the previous device.
-  if (device >= 0 && cudaSetDevice(device) != cudaSuccess) {
-    cudaGetLastError();
-    return std::nullopt;
-  }
-  std::size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
-    cudaGetLastError();
-    return std::nullopt;
-  }
-  return static_cast<std::uint64_t>(free);
-#else
-  (void)device;
-  return std::nullopt;
-#endif
+  return device::free_memory(device);
 }
 
 std::string memory_preflight(const Config& cfg, int ranks) {
@@ -187,13 +166,11 @@ std::string memory_preflight(const Config& cfg, int ranks) {
   }
 #endif
   int sharing_device = local_ranks;
-#ifdef HEATSOLVE_HAVE_CUDA
   if (on_device && ranks > 1) {
-    const int count = cuda_device_count();
+    const int count = device::count();
     device = gpu_for_this_rank(count);
     if (count > 0) sharing_device = (local_ranks + count - 1) / count;
   }
-#endif
   const auto host = host_memory_available();
   const auto dev = on_device ? device_memory_available(device) : std::nullopt;
   double avail[2] = {host ? double(*host) / local_ranks : kUnknown,

@@ -28,16 +28,12 @@
 #include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
 #include "kernels/backend.hpp"
+#include "io/writer_factory.hpp"
+#include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
-#ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/cuda/cuda_backend.hpp"
-#endif
 #ifdef HEATSOLVE_HAVE_HDF5
-#include "io/hdf5_writer.hpp"
-#endif
-#ifdef HEATSOLVE_HAVE_VTK
-#include "io/vtk_writer.hpp"
+#include "io/hdf5_writer.hpp"  // copy_series reads the previous series
 #endif
 
 namespace fs = std::filesystem;
@@ -176,6 +172,19 @@ std::vector<std::int64_t> share_steps(const std::vector<std::int64_t>& steps) {
     at = end + 1;
   }
   return out;
+}
+
+// The compute capability of the GPU this rank's backend will use (the device run_command gives
+// it below; 0 without one), the lowest over the ranks so that all reach the same verdict on the
+// deck. Collective under MPI: every rank parses the same deck and asks at the same point.
+int run_compute_capability(int nranks) {
+  const int count = device::count();
+  int cc = count > 0 ? device::compute_capability(nranks > 1 ? gpu_for_this_rank(count) : -1) : 0;
+#ifdef HEATSOLVE_HAVE_MPI
+  if (mpi_active() && nranks > 1)
+    MPI_Allreduce(MPI_IN_PLACE, &cc, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+  return cc;
 }
 
 // Restores the previous signal dispositions when run_command returns.
@@ -327,7 +336,11 @@ int run_command(const RunOptions& opts) {
   const bool root = world_rank() == 0;
   Config cfg;
   try {
-    cfg = load_deck(opts.deck, opts.overrides, deck_features_here());
+    // The run's GPU is known here (validate cannot know it): a kernel it cannot run is a deck
+    // error too, before the output directory exists.
+    DeckFeatures features = deck_features_here();
+    features.compute_capability = [nranks] { return run_compute_capability(nranks); };
+    cfg = load_deck(opts.deck, opts.overrides, features);
   } catch (const DeckError& e) {
     if (root) fmt::print(stderr, "{}\n", e.what());
     return exit_code::kInputError;
@@ -393,6 +406,7 @@ int run_command(const RunOptions& opts) {
   clear_series_steps();
 
   RunContext ctx;
+  WriterRanks io_ranks;  // who writes the series: this process alone unless decomposed
   ctx.restart_path = restart.checkpoint;
   ctx.stop_flag = stop_flag();
   ctx.start_time = process_start_time();
@@ -431,6 +445,7 @@ int run_command(const RunOptions& opts) {
   // Collective writers: same ranks as the decomposition, without the Cartesian topology
   // (see CartesianDecomposition::io_comm()). Without MPI (no launcher) the serial writers.
   const bool parallel_io = decomposition != nullptr;
+  if (parallel_io) io_ranks.comm = decomposition->io_comm();
 #else
   ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
 #endif
@@ -454,63 +469,15 @@ int run_command(const RunOptions& opts) {
     ctx.catalyst = catalyst.get();
   }
 
-  std::vector<std::unique_ptr<FieldWriter>> writers;
-  for (const std::string& format : cfg.formats) {
-    if (format == "hdf5") {
-#ifdef HEATSOLVE_HAVE_HDF5
-#ifdef HEATSOLVE_HAVE_MPI
-#ifndef HEATSOLVE_HAVE_PARALLEL_HDF5
-      if (nranks > 1 && root)
-        fmt::print(stderr,
-                   "warning: HDF5 without MPI-IO (serial HDF5 build): every output step is "
-                   "gathered to rank 0, which writes it alone\n");
-#endif
-      writers.push_back(
-          parallel_io ? make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
-                                         cfg.precision, decomposition->io_comm(), cfg.compression)
-                      : make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
-                                         cfg.precision, cfg.compression));
-#else
-      writers.push_back(make_hdf5_writer(cfg.output_directory, cfg.name, output_grid(cfg),
-                                         cfg.precision, cfg.compression));
-#endif
-#else
-      throw std::runtime_error(
-          "output format 'hdf5' requested but heatsolve was built without HDF5");
-#endif
-    } else if (format == "vtk") {
-#ifdef HEATSOLVE_HAVE_VTK
-#ifdef HEATSOLVE_HAVE_MPI
-      writers.push_back(
-          parallel_io
-              ? make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision,
-                                decomposition->io_comm())
-              : make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#else
-      writers.push_back(
-          make_vtk_writer(cfg.output_directory, cfg.name, output_grid(cfg), cfg.precision));
-#endif
-#else
-      throw std::runtime_error(
-          "output format 'vtk' requested but heatsolve was built without VTK (configure with "
-          "VTK_DIR pointing at a VTK 9 or ParaView's VTK, e.g. "
-          "/usr/lib/x86_64-linux-gnu/cmake/paraview-5.11/vtk)");
-#endif
-    } else {
-      throw std::runtime_error(
-          fmt::format("output format '{}' is not available in this build", format));
-    }
-  }
+  std::vector<std::unique_ptr<FieldWriter>> writers = make_writers(cfg, output_grid(cfg), io_ranks);
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
   copy_series(restart, cfg, ctx.domain.block, writer_ptrs);
 
   ctx.backend_options = backend_options_for(cfg);
-#ifdef HEATSOLVE_HAVE_CUDA
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
   if (cfg.backend != BackendKind::Cpu && nranks > 1)
-    ctx.backend_options.device = gpu_for_this_rank(cuda_device_count());
-#endif
+    ctx.backend_options.device = gpu_for_this_rank(device::count());
 #ifdef HEATSOLVE_HAVE_MPI
   // kernel: auto under decomposition: every rank takes the variant that is fastest on the
   // slowest rank (each rank waits for its neighbours every step).

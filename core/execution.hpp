@@ -6,14 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "core/stencil_variants.hpp"
+
 namespace heatsolve {
 
 enum class BackendKind { Auto, Cpu, Cuda };
 
-// Every valid `execution.kernel` name; the deck validator accepts exactly these. Backends that
-// add a stencil variant add its name here.
-inline const std::vector<std::string> kKernelNames{
-    "auto",          "naive",      "shared",   "nondivergent", "2.5d", "2.5d-single-slice",
-    "2.5d-register", "2.5d-async", "2.5d-tma", "temporal"};
+// Every valid `execution.kernel` name; the deck validator accepts exactly these: "auto", the
+// variants of kStencilVariants in ladder order, "temporal".
+inline const std::vector<std::string> kKernelNames = [] {
+  std::vector<std::string> names{kKernelAuto};
+  for (const StencilVariantRow& r : kStencilVariants) names.emplace_back(r.name);
+  names.emplace_back(kKernelTemporal);
+  return names;
+}();
 
 }  // namespace heatsolve

@@ -26,6 +26,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/stencil_policies.hpp"
+
 namespace heatsolve {
 
 namespace {
@@ -1009,6 +1011,35 @@ void check_cuda_device(const MapView& v, const Config& cfg, const DeckFeatures& 
                      why));
 }
 
+// execution.kernel and execution.block against the CUDA shapes this build compiles
+// (core/stencil_policies.hpp, the table the launchers instantiate): a named variant that has no
+// shape for the deck's dimension and precision, or a block it does not compile, is a deck error
+// here rather than a BackendError once the run has started. The CPU backend has one stencil
+// (kernel and block do not apply); `auto` and `temporal` take the block where a variant compiles
+// it and its default elsewhere. A variant the run's GPU cannot run (2.5d-tma below sm_90) is
+// checked when `features` can name that GPU (heatsolve run), not by validate.
+void check_stencil_choice(const MapView& v, const Config& cfg, const DeckFeatures& features) {
+  if (cfg.backend == BackendKind::Cpu) return;
+  const std::optional<StencilVariant> variant = parse_stencil_variant(cfg.kernel);
+  if (!variant) return;
+  const int bytes = cfg.precision == Precision::Float ? 4 : 8;
+  const auto at = [&v](const char* key) { return v.get(key) ? v.key_loc(key) : v.loc(); };
+  if (compiled_stencil_shapes(*variant, cfg.dimensions, bytes).empty())
+    fail(at("kernel"),
+         "execution.kernel: " + stencil_block_error(*variant, cfg.dimensions, bytes, cfg.block));
+  if (!resolve_stencil_block(*variant, cfg.dimensions, bytes, cfg.block))
+    fail(at("block"),
+         "execution.block: " + stencil_block_error(*variant, cfg.dimensions, bytes, cfg.block));
+  const int need = stencil_variant_row(*variant).min_compute_capability;
+  if (need == 0 || !features.compute_capability) return;
+  const int have = features.compute_capability();
+  if (have > 0 && have < need)
+    fail(at("kernel"),
+         fmt::format("execution.kernel: '{}' needs a GPU of compute capability {}.{} or newer; "
+                     "this run's GPU has {}.{} (kernel: auto picks among the variants it can run)",
+                     cfg.kernel, need / 10, need % 10, have / 10, have % 10));
+}
+
 void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "execution",
                   {"backend", "precision", "kernel", "block", "time_block", "decomposition", "halo",
@@ -1050,6 +1081,7 @@ void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features
   });
   cfg.overlap = get("overlap", cfg.overlap, boolean);
   cfg.walltime_seconds = get("walltime", cfg.walltime_seconds, walltime);
+  check_stencil_choice(v, cfg, features);
 }
 
 std::vector<std::string> formats(const DeckNode& n, const std::string& what) {

@@ -26,8 +26,9 @@ class DeckError : public std::runtime_error {
   std::string message_;
 };
 
-// Optional parts of this build that a deck may ask for: a deck asking for a missing one is
-// refused at validation. Tests pass other values to check the refusal in any build.
+// Optional parts of this build (and of this machine) that a deck may ask for: a deck asking for
+// a missing one is refused at validation. Tests pass other values to check the refusal in any
+// build.
 struct DeckFeatures {
   bool catalyst = false;  // output.catalyst (ParaView Catalyst in-situ output)
   bool zfp = false;       // output.compression {type: zfp} (built with the ZFP library)
@@ -35,6 +36,11 @@ struct DeckFeatures {
   // no CUDA device can be used ("" when one can). Unset: not checked (of_this_build(): the
   // deck alone; `heatsolve validate` and `run` set it, app/run_command.cpp).
   std::function<std::string()> cuda_device_problem;
+  // The compute capability (10 major + minor; 0 = no GPU) of the GPU the run will use, asked
+  // only for a deck naming a variant with a minimum (execution.kernel: 2.5d-tma). Empty: not
+  // known (`heatsolve validate`, which may run where the deck will not), no check; `heatsolve
+  // run` sets it.
+  std::function<int()> compute_capability;
   static DeckFeatures of_this_build();
 };
 

@@ -1,6 +1,7 @@
 #include "kernels/backend.hpp"
 
 #include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/device.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -10,11 +11,7 @@
 namespace heatsolve {
 
 bool cuda_device_available() {
-#ifdef HEATSOLVE_HAVE_CUDA
-  return cuda_device_count() > 0;
-#else
-  return false;
-#endif
+  return device::count() > 0;
 }
 
 std::string cuda_version_info() {
@@ -40,7 +37,7 @@ std::unique_ptr<Backend<T>> make_backend(BackendKind kind, const BackendOptions&
     kind = cuda_device_available() ? BackendKind::Cuda : BackendKind::Cpu;
   if (kind == BackendKind::Cpu) return std::make_unique<CpuBackend<T>>();
 #ifdef HEATSOLVE_HAVE_CUDA
-  if (cuda_device_count() == 0)
+  if (device::count() == 0)
     throw BackendError("backend 'cuda' requested but no CUDA device is available");
   return make_cuda_backend<T>(opts);
 #else

@@ -73,8 +73,8 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
     Config cfg = bench_deck(n, precision, backend, "jacobi", tol, 10);
     nlohmann::json v = nlohmann::json::object();
     if (cfg.backend != BackendKind::Cpu && cuda_device_available())
-      for (const std::string& name : kKernelNames) {
-        if (name == "auto" || name == "temporal") continue;
+      for (const StencilVariantRow& variant : kStencilVariants) {
+        const std::string name = variant.name;
         cfg.kernel = name;
         try {
           v[name] = {sweep_seconds<T>(cfg, false), sweep_seconds<T>(cfg, true)};

@@ -1,6 +1,10 @@
-// Runtime choice among compiled template instances: the tuned kernels (modern reduction,
-// tall-skinny GEMM) keep their compiled candidates in a constexpr array and are launched
-// through the instance whose parameters equal a runtime configuration.
+// The one dispatch mechanism from a runtime configuration to a compiled template instance.
+// Each tuned kernel family keeps its compiled configurations in a constexpr table of named
+// policies and is launched through the row that equals the runtime request: the stencil ladder
+// (kStencilPolicies, core/stencil_policies.hpp), the temporal passes (kTemporalPolicies,
+// kernels/stencil/temporal_policies.hpp), the modern reduction (kModernCandidates) and the
+// tall-skinny GEMM (kTsCandidates). The row index is a compile-time constant inside f, so
+// table[decltype(i)::value] is a constant expression whose fields are template arguments.
 #pragma once
 
 #include <cstddef>

@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/device.hpp"
 #include "kernels/field/cuda/field_ops.cuh"
 #include "kernels/gemm/cuda/gemm.cuh"
 #include "kernels/halo/cuda/halo_pack.hpp"
@@ -24,15 +25,6 @@
 #include "kernels/stencil/cuda/variable_stencil.cuh"
 
 namespace heatsolve {
-
-int cuda_device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error state
-    return 0;
-  }
-  return n;
-}
 
 namespace cuda {
 
@@ -101,19 +93,17 @@ class CudaBackend final : public Backend<T> {
   explicit CudaBackend(const BackendOptions& opts) : opts_(opts) {
     // "temporal": fused multi-step passes (temporal_launch.cuh); single steps (remainders,
     // periodic/exchange faces) use the "auto" choice.
-    temporal_ = opts.kernel == "temporal";
-    if (opts.kernel != "auto" && !temporal_) {
+    temporal_ = opts.kernel == kKernelTemporal;
+    if (opts.kernel != kKernelAuto && !temporal_) {
       fixed_ = parse_stencil_variant(opts.kernel);
       if (!fixed_) {
         std::string names;
-        for (StencilVariant v : kAllStencilVariants)
-          names += std::string(names.empty() ? "" : ", ") + stencil_variant_name(v);
-        throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (auto, " + names +
-                           ", temporal)");
+        for (const std::string& name : kKernelNames) names += (names.empty() ? "" : ", ") + name;
+        throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (" + names + ")");
       }
     }
     if (opts.device >= 0) {
-      if (opts.device >= cuda_device_count())
+      if (opts.device >= device::count())
         throw BackendError("CUDA device " + std::to_string(opts.device) + " does not exist");
       CUDA_CHECK(cudaSetDevice(opts.device));
     }
@@ -152,7 +142,7 @@ class CudaBackend final : public Backend<T> {
     } else {
       time_block_ = choose_time_block(g, std::numeric_limits<int>::max());
     }
-    return "temporal k=" + std::to_string(time_block_) + " + " + label;
+    return std::string(kKernelTemporal) + " k=" + std::to_string(time_block_) + " + " + label;
   }
 
   int max_time_block() const override { return temporal_ ? time_block_ : 1; }

@@ -13,9 +13,7 @@
 #include <mpi-ext.h>
 #endif
 
-#ifdef HEATSOLVE_HAVE_CUDA
-#include "kernels/halo/cuda/halo_pack.hpp"
-#endif
+#include "kernels/device.hpp"
 
 namespace heatsolve {
 
@@ -88,10 +86,8 @@ void MpiRequests::release() noexcept {
 template <typename T>
 HostBuffer<T>::HostBuffer(std::size_t n) : n_(n) {
   if (n == 0) return;
-#ifdef HEATSOLVE_HAVE_CUDA
-  data_ = static_cast<T*>(cuda_pinned_alloc(n * sizeof(T)));
+  data_ = static_cast<T*>(device::pinned_alloc(n * sizeof(T)));  // nullptr without a device
   pinned_ = data_ != nullptr;
-#endif
   if (!data_) data_ = new T[n];
 }
 
@@ -114,10 +110,10 @@ HostBuffer<T>& HostBuffer<T>::operator=(HostBuffer&& o) noexcept {
 
 template <typename T>
 void HostBuffer<T>::reset() noexcept {
-#ifdef HEATSOLVE_HAVE_CUDA
-  if (pinned_) cuda_pinned_free(data_);
-#endif
-  if (!pinned_) delete[] data_;
+  if (pinned_)
+    device::pinned_free(data_);
+  else
+    delete[] data_;
   data_ = nullptr;
   n_ = 0;
   pinned_ = false;
@@ -148,16 +144,12 @@ int MpiHaloExchanger<T>::active_faces() const {
 // ---- Transports shared by both exchangers -------------------------------------------------
 
 CudaIpcMapping::~CudaIpcMapping() {
-#ifdef HEATSOLVE_HAVE_CUDA
-  cuda_ipc_close(p_);
-#endif
+  device::ipc_close(p_);
 }
 
 CudaIpcMapping& CudaIpcMapping::operator=(CudaIpcMapping&& o) noexcept {
   if (this != &o) {
-#ifdef HEATSOLVE_HAVE_CUDA
-    cuda_ipc_close(p_);
-#endif
+    device::ipc_close(p_);
     p_ = std::exchange(o.p_, nullptr);
   }
   return *this;
@@ -186,7 +178,6 @@ HaloTransport choose_transport(bool device_memory, HaloMode mode, bool* try_ipc)
 void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
                    const std::array<std::array<const void*, 2>, 6>& recv, int tag_base,
                    IpcLinks* links) {
-#ifdef HEATSOLVE_HAVE_CUDA
   const int tag_handles = tag_base, tag_mapped = tag_base + 1000, tag_verified = tag_base + 2000;
   int me = 0;
   MPI_Comm_rank(comm, &me);
@@ -203,7 +194,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
 
   struct Offer {
     int ok = 0;
-    CudaIpcHandle handles[2];
+    device::IpcHandle handles[2];
   };
   std::array<Offer, 6> mine{}, theirs{};
   std::array<int, 6> mapped{}, peer_mapped{}, verified{}, peer_verified{};
@@ -211,7 +202,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     if (peers[f] == MPI_PROC_NULL) continue;
     mine[f].ok = 1;
     for (int b = 0; b < 2; ++b)
-      mine[f].ok &= cuda_ipc_export(recv[f][b], &mine[f].handles[b]) ? 1 : 0;
+      mine[f].ok &= device::ipc_export(recv[f][b], &mine[f].handles[b]) ? 1 : 0;
   }
   {
     MpiRequests reqs;
@@ -232,11 +223,11 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     int node_rank = MPI_UNDEFINED;
     MPI_Group_translate_ranks(world_group, 1, &peers[f], node_group, &node_rank);
     if (node_rank == MPI_UNDEFINED) continue;  // another node: handles mean nothing here
-    CudaIpcMapping m0(cuda_ipc_open(theirs[f].handles[0]));
-    CudaIpcMapping m1(cuda_ipc_open(theirs[f].handles[1]));
+    CudaIpcMapping m0(device::ipc_open(theirs[f].handles[0]));
+    CudaIpcMapping m1(device::ipc_open(theirs[f].handles[1]));
     if (!m0.get() || !m1.get()) continue;
-    if (!cuda_ipc_probe_write(m0.get(), probe(me, f, 0)) ||
-        !cuda_ipc_probe_write(m1.get(), probe(me, f, 1)))
+    if (!device::ipc_probe_write(m0.get(), probe(me, f, 0)) ||
+        !device::ipc_probe_write(m1.get(), probe(me, f, 1)))
       continue;
     links->remote[f][0] = std::move(m0);
     links->remote[f][1] = std::move(m1);
@@ -258,9 +249,9 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   for (int f = 0; f < 6; ++f) {
     if (!peer_mapped[f]) continue;
     std::uint64_t got[2] = {0, 0};
-    verified[f] = cuda_ipc_probe_read(recv[f][0], &got[0]) &&
-                  cuda_ipc_probe_read(recv[f][1], &got[1]) && got[0] == probe(peers[f], f ^ 1, 0) &&
-                  got[1] == probe(peers[f], f ^ 1, 1);
+    verified[f] = device::ipc_probe_read(recv[f][0], &got[0]) &&
+                  device::ipc_probe_read(recv[f][1], &got[1]) &&
+                  got[0] == probe(peers[f], f ^ 1, 0) && got[1] == probe(peers[f], f ^ 1, 1);
   }
   swap_flags(verified, peer_verified, tag_verified);
   for (int f = 0; f < 6; ++f) {
@@ -271,9 +262,6 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   MPI_Group_free(&node_group);
   MPI_Group_free(&world_group);
   MPI_Comm_free(&node);
-#else
-  (void)comm, (void)peers, (void)recv, (void)tag_base, (void)links;
-#endif
 }
 
 // halo: ipc asks for IPC on every face.
@@ -308,17 +296,12 @@ std::string transport_name(HaloTransport transport, const std::array<int, 6>& pe
   return "none";
 }
 
-// Receive buffers offered for IPC are blocks of their own (kCudaIpcGranularity).
+// Receive buffers offered for IPC are blocks of their own (device::kIpcGranularity).
 template <typename T>
 std::size_t ipc_cells(std::size_t cells, bool exported) {
-#ifdef HEATSOLVE_HAVE_CUDA
-  if (exported) {
-    const std::size_t per_block = kCudaIpcGranularity / sizeof(T);
-    return (cells + per_block - 1) / per_block * per_block;
-  }
-#endif
-  (void)exported;
-  return cells;
+  if (!exported) return cells;
+  const std::size_t per_block = device::kIpcGranularity / sizeof(T);
+  return (cells + per_block - 1) / per_block * per_block;
 }
 
 template <typename FaceArray>

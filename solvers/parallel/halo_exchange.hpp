@@ -62,7 +62,7 @@ class MpiRequests {
   std::vector<MPI_Request> requests_;
 };
 
-// Host buffer for staging: pinned (cudaMallocHost) when built with CUDA and a device is
+// Host buffer for staging: pinned (device::pinned_alloc) when built with CUDA and a device is
 // there, else ordinary memory.
 template <typename T>
 class HostBuffer {
@@ -119,7 +119,7 @@ struct FaceBuffers {
   std::array<std::unique_ptr<Array<T>>, 2> recv;  // each its own allocation (IPC exports it)
   HostBuffer<T> host_send;
   std::array<HostBuffer<T>, 2> host_recv;
-  // Receive buffers offered for IPC (`exported`) are whole kCudaIpcGranularity blocks.
+  // Receive buffers offered for IPC (`exported`) are whole device::kIpcGranularity blocks.
   void allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells, bool staged,
                 bool exported);
 };

@@ -140,6 +140,59 @@ TEST(Deck, ExecutionSection) {
   EXPECT_EQ(cfg.walltime_seconds, 3723.0);
 }
 
+// A block is checked only where the CUDA backend runs that one variant: the CPU has one
+// stencil, `auto` and `temporal` give each variant the block where it compiles it.
+TEST(Deck, CompiledBlocksAreAccepted) {
+  EXPECT_EQ(parse(kBase + "execution: {kernel: naive, block: [32, 8, 4]}\n").block,
+            (std::array<int, 3>{32, 8, 4}));
+  // Streaming variants: bx x by compiled, the third entry is the planes per block.
+  EXPECT_EQ(
+      parse(kBase + "execution: {precision: float, kernel: 2.5d-tma, block: [512, 1, 40]}\n").block,
+      (std::array<int, 3>{512, 1, 40}));
+  EXPECT_EQ(parse(kBase2D + "execution: {kernel: shared, block: [64, 8, 1]}\n").kernel, "shared");
+  for (const char* other : {"backend: cpu, kernel: naive", "kernel: auto", "kernel: temporal"})
+    EXPECT_NO_THROW(parse(kBase + "execution: {" + other + ", block: [48, 3, 1]}\n"));
+}
+
+TEST(Deck, UncompiledBlockFromSetPointsAtTheOverride) {
+  const DeckError e =
+      parse_error(kBase + "execution: {kernel: 2.5d}\n", {"execution.block=[64, 64, 1]"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.message().find("execution.block: block 64x64x1 is not compiled"), std::string::npos)
+      << e.what();
+}
+
+// `heatsolve run` knows the GPU: a variant it cannot run is a deck error at the kernel key;
+// the GPU is asked only for a variant with a minimum compute capability, on a GPU backend.
+TEST(Deck, KernelTheGpuCannotRunIsRejectedWhenTheGpuIsKnown) {
+  int asked = 0;
+  DeckFeatures f;
+  f.compute_capability = [&asked] { return ++asked, 80; };
+  const std::string tma = kBase + "execution: {precision: float, kernel: 2.5d-tma}\n";
+  try {
+    parse_deck(tma, "test.yaml", {}, f);
+    ADD_FAILURE() << "2.5d-tma accepted on sm_80";
+  } catch (const DeckError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.column(), 31);  // the kernel key
+    EXPECT_NE(e.message().find("'2.5d-tma' needs a GPU of compute capability 9.0 or newer; this "
+                               "run's GPU has 8.0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(asked, 1);
+  EXPECT_NO_THROW(parse_deck(kBase + "execution: {kernel: 2.5d-async}\n", "test.yaml", {}, f));
+  EXPECT_NO_THROW(
+      parse_deck(kBase + "execution: {backend: cpu, kernel: 2.5d-tma}\n", "test.yaml", {}, f));
+  EXPECT_EQ(asked, 1);
+  f.compute_capability = [] { return 90; };
+  EXPECT_NO_THROW(parse_deck(tma, "test.yaml", {}, f));
+  f.compute_capability = [] { return 0; };  // no GPU: the backend reports it at run time
+  EXPECT_NO_THROW(parse_deck(tma, "test.yaml", {}, f));
+  EXPECT_NO_THROW(parse(tma));  // validate: the GPU is not known
+}
+
 TEST(Deck, AutoExecutionValues) {
   const Config cfg =
       parse(kBase + "execution: {block: auto, time_block: auto, decomposition: auto}\n");
@@ -486,6 +539,19 @@ const BadDeck kBadDecks[] = {
      "time.dt: expected 'auto' or a positive number, got 'automatic'", 4, 20},
     {"block_word", kBase + "execution: {block: big}\n",
      "execution.block: expected 'auto' or a list of 3 positive integers, got 'big'", 5, 20},
+    // Blocks the CUDA build does not compile for the variant, dimension and precision
+    // (core/stencil_policies.hpp): at the block key, with the compiled shapes listed.
+    {"block_not_compiled", kBase + "execution: {kernel: naive, block: [48, 3, 1]}\n",
+     "execution.block: block 48x3x1 is not compiled for stencil variant 'naive' in 3D double "
+     "(compiled: 32x4x4, ",
+     5, 28},
+    {"block_not_compiled_2d",
+     kBase2D + "execution: {precision: float, kernel: 2.5d-register, block: [64, 4, 1]}\n",
+     "is not compiled for stencil variant '2.5d-register' in 2D float (compiled: 256x1x0/pd6/vx2",
+     5, 54},
+    {"block_of_the_other_precision",
+     kBase + "execution: {precision: double, kernel: 2.5d-tma, block: [512, 1, 32]}\n",
+     "block 512x1x32 is not compiled for stencil variant '2.5d-tma' in 3D double", 5, 50},
     {"zero_time_block", kBase + "execution: {time_block: 0}\n",
      "execution.time_block: expected a positive integer, got '0'", 5, 25},
     {"decomposition_count", kBase + "execution: {decomposition: [2, 2]}\n",

@@ -1,8 +1,10 @@
 // GPU check of the halo pack/unpack kernels (kernels/halo/cuda/halo_pack.cu) against the CPU
 // reference (cpu_pack_face / cpu_unpack_face): same buffers bit for bit, unpack touches the
 // ghost layer of its face only. Needs a GPU and no MPI, HDF5 or other dependency:
-//   nvcc -std=c++17 -O2 -arch=sm_90 -I. -Xcompiler -fopenmp tests/mpi/gpu_halo_pack_check.cu \
-//        kernels/halo/cuda/halo_pack.cu kernels/cpu/cpu_backend.cpp -o gpu_halo_pack_check
+//   nvcc -std=c++17 -O2 -arch=sm_90 -I. -Xcompiler -fopenmp -DHEATSOLVE_HAVE_CUDA=1 \
+//        tests/mpi/gpu_halo_pack_check.cu kernels/halo/cuda/halo_pack.cu kernels/device.cpp \
+//        kernels/cpu/cpu_backend.cpp kernels/multigrid/cpu/transfer_cpu.cpp \
+//        kernels/reduction/cpu/reduction_cpu.cpp -o gpu_halo_pack_check
 //   ./gpu_halo_pack_check        (exit 0: all passed)
 #include <cuda_runtime.h>
 
@@ -13,6 +15,7 @@
 
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/device.hpp"
 #include "kernels/halo/cuda/halo_pack.hpp"
 
 using namespace heatsolve;
@@ -96,13 +99,13 @@ int main() {
       check_grid<double>(dims, s[0], s[1], s[2], nullptr);  // legacy default stream
     }
   // pinned staging buffers
-  void* p = cuda_pinned_alloc(1 << 20);
+  void* p = device::pinned_alloc(1 << 20);
   ++checks;
   if (!p) {
     ++failures;
-    std::printf("FAILED cuda_pinned_alloc\n");
+    std::printf("FAILED device::pinned_alloc\n");
   }
-  cuda_pinned_free(p);
+  device::pinned_free(p);
   // a face out of range throws
   bool threw = false;
   try {

@@ -5,10 +5,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "app/bench/cuda/stencil_bench.hpp"
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
-#include "app/bench/cuda/stencil_bench.hpp"
+#include "kernels/device.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
 
@@ -104,18 +105,14 @@ class Timer {
 template <typename T>
 std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
   for (const std::string& name : o.variants) {
-    const bool known =
-        name == "temporal" ||
-        std::any_of(kAllStencilVariants.begin(), kAllStencilVariants.end(),
-                    [&](StencilVariant v) { return name == stencil_variant_name(v); });
-    if (!known) {
-      std::string list = "temporal";
-      for (StencilVariant v : kAllStencilVariants)
-        list += std::string(", ") + stencil_variant_name(v);
-      throw std::invalid_argument("unknown stencil variant '" + name + "' (known: " + list + ")");
+    if (name != kKernelTemporal && !parse_stencil_variant(name)) {
+      std::string list;
+      for (const StencilVariantRow& row : kStencilVariants) list += std::string(row.name) + ", ";
+      throw std::invalid_argument("unknown stencil variant '" + name + "' (known: " + list +
+                                  kKernelTemporal + ")");
     }
   }
-  if (cuda_device_count() == 0) throw std::runtime_error("no CUDA device available");
+  if (device::count() == 0) throw std::runtime_error("no CUDA device available");
   GridDesc g;
   g.dims = o.dims;
   g.nx = g.ny = o.size;
@@ -171,14 +168,15 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
                                          stencil_variant_name(v)) == o.variants.end())
       continue;
     if (!stencil_variant_supported(v)) continue;  // 2.5d-tma below sm_90
-    std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, o.dims);
+    std::vector<StencilShape> shapes = compiled_stencil_shapes(v, o.dims, int(sizeof(T)));
     if (!o.all_shapes) shapes.resize(std::min<std::size_t>(shapes.size(), 1));
-    if (cuda::is_streaming(v) && !o.chunks.empty()) {  // each timed shape at each chunk too
-      std::vector<cuda::StencilShape> with_chunks;
-      for (const cuda::StencilShape& shape : shapes) {
+    // Streaming variants: each timed shape at each chunk too.
+    if (stencil_variant_row(v).streaming && !o.chunks.empty()) {
+      std::vector<StencilShape> with_chunks;
+      for (const StencilShape& shape : shapes) {
         with_chunks.push_back(shape);
         for (int chunk : o.chunks) {
-          cuda::StencilShape s = shape;
+          StencilShape s = shape;
           s.bz = chunk;
           with_chunks.push_back(s);
         }
@@ -186,7 +184,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
       shapes = with_chunks;
     }
     for (std::size_t si = 0; si < shapes.size(); ++si) {
-      const cuda::StencilShape& shape = shapes[si];
+      const StencilShape& shape = shapes[si];
       const double ms = timer.ms_per_call(o, [&] {
         for (int s = 0; s < steps; ++s) {
           const bool even = s % 2 == 0;
@@ -215,7 +213,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
   }
   // Temporal blocking: passes of k fused steps (Dirichlet faces, ghost rules in the pass).
   if (o.variants.empty() ||
-      std::find(o.variants.begin(), o.variants.end(), "temporal") != o.variants.end()) {
+      std::find(o.variants.begin(), o.variants.end(), kKernelTemporal) != o.variants.end()) {
     std::vector<cuda::TemporalShape> shapes;  // to time; defaults[i]: shape i is its k's default
     std::vector<bool> defaults;
     for (const cuda::TemporalShape& shape : cuda::temporal_shapes<T>(o.dims)) {
@@ -250,7 +248,7 @@ std::vector<StencilBenchRow> run(const StencilBenchOptions& o) {
         }
       }) / (double(steps) * shape.k);
       StencilBenchRow r;
-      r.variant = shape.memory_only ? "temporal-memory" : "temporal";
+      r.variant = std::string(kKernelTemporal) + (shape.memory_only ? "-memory" : "");
       r.shape = shape.str();
       r.is_default = is_default;
       r.steps_per_pass = shape.k;

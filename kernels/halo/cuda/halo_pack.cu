@@ -1,6 +1,5 @@
 // Halo face pack/unpack kernels (contract: Backend::pack_face / unpack_face).
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -97,59 +96,6 @@ void cuda_copy_box(T* dst, std::int64_t dst_stride_y, std::int64_t dst_stride_z,
   box_copy_kernel<T><<<grid, block, 0, stream>>>(dst, dst_stride_y, dst_stride_z, src, src_stride_y,
                                                  src_stride_z, extent[0], extent[1], extent[2]);
   CUDA_CHECK_LAUNCH();
-}
-
-void* cuda_pinned_alloc(std::size_t bytes) noexcept {
-  void* p = nullptr;
-  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later checks do not see it
-    return nullptr;
-  }
-  return p;
-}
-
-void cuda_pinned_free(void* p) noexcept {
-  if (p) cudaFreeHost(p);
-}
-
-bool cuda_ipc_export(const void* base, CudaIpcHandle* out) noexcept {
-  cudaIpcMemHandle_t h;
-  if (cudaIpcGetMemHandle(&h, const_cast<void*>(base)) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  std::memcpy(out->bytes, &h, sizeof h);
-  return true;
-}
-
-void* cuda_ipc_open(const CudaIpcHandle& handle) noexcept {
-  cudaIpcMemHandle_t h;
-  std::memcpy(&h, handle.bytes, sizeof h);
-  void* p = nullptr;
-  if (cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return p;
-}
-
-void cuda_ipc_close(void* mapped) noexcept {
-  if (mapped && cudaIpcCloseMemHandle(mapped) != cudaSuccess) cudaGetLastError();
-}
-
-bool cuda_ipc_probe_write(void* mapped, std::uint64_t value) noexcept {
-  // A copy from pageable memory may return before its DMA lands: wait for the device.
-  if (cudaMemcpy(mapped, &value, sizeof value, cudaMemcpyDefault) == cudaSuccess &&
-      cudaDeviceSynchronize() == cudaSuccess)
-    return true;
-  cudaGetLastError();
-  return false;
-}
-
-bool cuda_ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept {
-  if (cudaMemcpy(value, buffer, sizeof *value, cudaMemcpyDefault) == cudaSuccess) return true;
-  cudaGetLastError();
-  return false;
 }
 
 template void cuda_pack_face<float>(const float*, const GridDesc&, int, float*, cudaStream_t);

@@ -1,5 +1,6 @@
 // Host launchers of the CUDA stencil ladder: one entry point that dispatches a variant and a
-// compiled block shape (kernels/stencil/cuda/stencil_kernels.cuh holds the kernels).
+// compiled block shape, a row of kStencilPolicies (core/stencil_policies.hpp);
+// kernels/stencil/cuda/stencil_kernels.cuh holds the kernels.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,35 +12,17 @@
 #include <vector>
 
 #include "core/grid.hpp"
+#include "core/stencil_policies.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/source.hpp"
 
 namespace heatsolve::cuda {
 
-// A compiled tile shape. bx, by, bz: thread-block shape (streaming rungs: bz = planes per
-// block, 0 = chosen from the grid; the block itself is bx x by). ry: rows per thread
-// (2.5d-register and 2.5d-async in 3D; 1 elsewhere). pd: planes prefetched ahead
-// (2.5d-register; 0 elsewhere). vx: columns per thread (2.5d-register: 2 = vector
-// loads/stores; 1 elsewhere); mb: minimum resident blocks per SM in __launch_bounds__ (a
-// register cap; 0 = none). st: stages of the shared-memory ring (2.5d-async; 0 elsewhere);
-// cb: bytes per cp.async where both addresses allow it (2.5d-async: 4, 8, 16; 0 elsewhere).
-struct StencilShape {
-  int bx = 0, by = 0, bz = 0, ry = 1, pd = 0, vx = 1, mb = 0, st = 0, cb = 0;
-  std::string str() const;  // "32x4x4", "64x4x0/ry4/pd2", "64x4x0/ry2/mb8/st8/cb16"
-};
-
-// Shapes compiled for a variant in `dims` dimensions and precision T; the first is the default.
-template <typename T>
-std::vector<StencilShape> compiled_shapes(StencilVariant v, int dims);
-
 // Resolves BackendOptions.block ({0,0,0} = default) to a compiled shape; throws BackendError
 // listing the compiled shapes when none matches.
 template <typename T>
 StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block);
-
-// True for the rungs that stream along the last axis (StencilShape.bz = planes per block).
-bool is_streaming(StencilVariant v);
 
 // True when variant v can apply the boundary rules of bc itself (2.5d-tma, no Periodic face).
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc);

@@ -1,5 +1,6 @@
 // Host launchers of the temporal-blocking kernels (kernels/stencil/cuda/temporal_kernels.cuh): a
-// pass of K fused heat steps, K in temporal_steps<T>(dims), for a compiled tile shape.
+// pass of K fused heat steps, K in temporal_steps<T>(dims), for a compiled tile shape
+// (kernels/stencil/temporal_policies.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,27 +11,9 @@
 #include "core/grid.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/source.hpp"
+#include "kernels/stencil/temporal_policies.hpp"
 
 namespace heatsolve::cuda {
-
-// The kernel designs (kernels/stencil/cuda/temporal_kernels.cuh): stage rings rotated every plane,
-// or partial sums with nothing rotated, their input planes prefetched into registers or staged in
-// shared memory by cp.async (docs/kernels.md, "temporal").
-enum class TemporalDesign { Rings, PartialSums, StagedPartialSums };
-
-// A compiled shape: k sub-steps per pass; block 32 x by threads; ry rows and vx columns per
-// thread; the design; chunk = output planes per block along the stream axis (0 = chosen from
-// the grid).
-struct TemporalShape {
-  int k = 0, by = 0, ry = 1, vx = 1, chunk = 0;
-  TemporalDesign design = TemporalDesign::Rings;
-  // Benchmark only (both partial-sums designs): the pass's loads, edge rows, barriers and stores
-  // without the arithmetic, so that `heatsolve bench` shows what the memory traffic alone costs.
-  // Its output is not a heat step.
-  bool memory_only = false;
-  // "k4/32x8/ry4/vx2", "k2/32x4/ry4/vx2/partial[/memory]", "k3/32x8/ry4/vx2/staged"
-  std::string str() const;
-};
 
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
 template <typename T>

@@ -23,6 +23,7 @@
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "app/bench/cuda/stencil_bench.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/device.hpp"
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #endif
@@ -594,7 +595,7 @@ void check_rules_in_sweep() {
           // one (a chunk of one plane stages the ghost planes -1 and ns together).
           const StencilVariant tma = StencilVariant::Tma25D;
           if (v != "2.5d-tma" || !cuda::stencil_applies_rules(tma, faces)) continue;
-          for (cuda::StencilShape shape : cuda::compiled_shapes<T>(tma, dims))
+          for (StencilShape shape : compiled_stencil_shapes(tma, dims, int(sizeof(T))))
             for (int chunk : {1, 3, 0}) {
               shape.bz = chunk;
               // The reference with this shape's own arithmetic (u's ghosts filled above).
@@ -625,20 +626,16 @@ void check_all_shapes() {
   for (int dims : {2, 3}) {
     const GridDesc g = make_grid(dims);
     for (StencilVariant v : kAllStencilVariants) {
-      std::vector<cuda::StencilShape> shapes = cuda::compiled_shapes<T>(v, dims);
-      const bool streaming = v == StencilVariant::Streaming25D ||
-                             v == StencilVariant::SingleSlice25D ||
-                             v == StencilVariant::Register25D || v == StencilVariant::Async25D ||
-                             v == StencilVariant::Tma25D;
-      if (streaming)
+      std::vector<StencilShape> shapes = compiled_stencil_shapes(v, dims, int(sizeof(T)));
+      if (stencil_variant_row(v).streaming)
         for (std::size_t q = 0, m = shapes.size(); q < m; ++q) {
-          cuda::StencilShape s = shapes[q];
+          StencilShape s = shapes[q];
           s.bz = 5;  // chunks of 5 planes: the last one partial
           shapes.push_back(s);
           s.bz = 1;
           shapes.push_back(s);
         }
-      for (const cuda::StencilShape& s : shapes) {
+      for (const StencilShape& s : shapes) {
         SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " " +
                      std::to_string(dims) + "D");
         auto dev = make_backend<T>(BackendKind::Cuda, {});
@@ -702,11 +699,11 @@ void check_async_edges() {
     auto du = dev->allocate(padded), df = dev->allocate(padded), dout = dev->allocate(padded);
     const std::vector<T> poison(padded, std::numeric_limits<T>::quiet_NaN());
     for (StencilVariant v : {StencilVariant::Async25D, StencilVariant::Tma25D})
-      for (const cuda::StencilShape& base : cuda::compiled_shapes<T>(v, g.dims))
+      for (const StencilShape& base : compiled_stencil_shapes(v, g.dims, int(sizeof(T))))
         for (int chunk : {0, 1, 3})
           for (int shift = 0; shift <= kMaxShift; ++shift)
             for (bool with_f : {true, false}) {
-              cuda::StencilShape s = base;
+              StencilShape s = base;
               s.bz = chunk;
               SCOPED_TRACE(std::string(stencil_variant_name(v)) + " " + s.str() + " grid " +
                            std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +

@@ -144,8 +144,7 @@ Diff run_case(Backend<T>& dev, const GridDesc& g, const BoundaryFaces& bc, int n
   // Reference.
   a->copy_from_host(u0.data());
   b->copy_from_host(poison.data());
-  const cuda::StencilShape shape =
-      cuda::resolve_shape<T>(StencilVariant::Register25D, g.dims, {0, 0, 0});
+  const StencilShape shape = cuda::resolve_shape<T>(StencilVariant::Register25D, g.dims, {0, 0, 0});
   T* u = a->data();
   T* t = b->data();
   for (int s = 0; s < n; ++s) {

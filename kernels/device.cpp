@@ -1,0 +1,139 @@
+// kernels/device.hpp: the CUDA runtime calls behind it, or the answers of a build without CUDA.
+#include "kernels/device.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#endif
+
+namespace heatsolve {
+
+#ifdef HEATSOLVE_HAVE_CUDA
+namespace device {
+namespace {
+
+static_assert(sizeof(IpcHandle) == sizeof(cudaIpcMemHandle_t), "IPC handle size");
+
+// A failed runtime call leaves its error to be returned again by cudaGetLastError: clear it,
+// so that the CUDA_CHECKs of later, unrelated calls do not report it.
+bool ok(cudaError_t e) noexcept {
+  if (e == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  return false;
+}
+
+}  // namespace
+
+int count() noexcept {
+  int n = 0;
+  return ok(cudaGetDeviceCount(&n)) ? n : 0;
+}
+
+int compute_capability(int device) noexcept {
+  // Read once per device: 2.5d-tma asks before every launch.
+  static std::mutex mu;
+  static std::map<int, int> cache;
+  if (device < 0 && !ok(cudaGetDevice(&device))) return 0;
+  try {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(device);
+    if (it != cache.end()) return it->second;
+    int major = 0, minor = 0;
+    if (!ok(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) ||
+        !ok(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device)))
+      return 0;
+    return cache[device] = 10 * major + minor;
+  } catch (...) {  // std::system_error (mutex) or std::bad_alloc (map): unknown
+    return 0;
+  }
+}
+
+std::optional<std::uint64_t> free_memory(int device) noexcept {
+  if (count() == 0) return std::nullopt;
+  if (device >= 0 && !ok(cudaSetDevice(device))) return std::nullopt;
+  std::size_t free = 0, total = 0;
+  if (!ok(cudaMemGetInfo(&free, &total))) return std::nullopt;
+  return static_cast<std::uint64_t>(free);
+}
+
+void* pinned_alloc(std::size_t bytes) noexcept {
+  void* p = nullptr;
+  return ok(cudaMallocHost(&p, bytes)) ? p : nullptr;
+}
+
+void pinned_free(void* p) noexcept {
+  if (p) cudaFreeHost(p);
+}
+
+bool ipc_export(const void* base, IpcHandle* out) noexcept {
+  cudaIpcMemHandle_t h;
+  if (!ok(cudaIpcGetMemHandle(&h, const_cast<void*>(base)))) return false;
+  std::memcpy(out->bytes, &h, sizeof h);
+  return true;
+}
+
+void* ipc_open(const IpcHandle& handle) noexcept {
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof h);
+  void* p = nullptr;
+  return ok(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess)) ? p : nullptr;
+}
+
+void ipc_close(void* mapped) noexcept {
+  if (mapped) ok(cudaIpcCloseMemHandle(mapped));
+}
+
+bool ipc_probe_write(void* mapped, std::uint64_t value) noexcept {
+  // A copy from pageable memory may return before its DMA lands: wait for the device.
+  return ok(cudaMemcpy(mapped, &value, sizeof value, cudaMemcpyDefault)) &&
+         ok(cudaDeviceSynchronize());
+}
+
+bool ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept {
+  return ok(cudaMemcpy(value, buffer, sizeof *value, cudaMemcpyDefault));
+}
+
+}  // namespace device
+
+#else  // !HEATSOLVE_HAVE_CUDA: no device; nothing can be pinned, exported or mapped.
+
+namespace device {
+int count() noexcept {
+  return 0;
+}
+int compute_capability(int) noexcept {
+  return 0;
+}
+std::optional<std::uint64_t> free_memory(int) noexcept {
+  return std::nullopt;
+}
+void* pinned_alloc(std::size_t) noexcept {
+  return nullptr;
+}
+void pinned_free(void*) noexcept {}
+bool ipc_export(const void*, IpcHandle*) noexcept {
+  return false;
+}
+void* ipc_open(const IpcHandle&) noexcept {
+  return nullptr;
+}
+void ipc_close(void*) noexcept {}
+bool ipc_probe_write(void*, std::uint64_t) noexcept {
+  return false;
+}
+bool ipc_probe_read(const void*, std::uint64_t*) noexcept {
+  return false;
+}
+}  // namespace device
+
+#endif
+
+bool stencil_variant_supported(StencilVariant v) noexcept {
+  const int cc = device::compute_capability();
+  return cc > 0 && cc >= stencil_variant_row(v).min_compute_capability;
+}
+
+}  // namespace heatsolve

@@ -1,0 +1,67 @@
+// Host-side services of the CUDA devices in plain C++ (no CUDA type or header): what code
+// outside kernels/ needs from the CUDA runtime besides a Backend: device count and compute
+// capability, free device memory (the memory preflight), pinned host buffers and CUDA IPC
+// mappings (the MPI halo exchange). Built without CUDA, every query reports no device and every
+// allocation, export or mapping fails softly (nullptr / false), so callers need no #ifdef.
+// Nothing here throws: the callers fall back (pageable buffers, staged halos) or report.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "core/stencil_variants.hpp"
+
+namespace heatsolve::device {
+
+// Usable CUDA devices: 0 without CUDA in the build, without a driver or without a device.
+int count() noexcept;
+
+// Compute capability of `device` (-1: the current one) as 10 major + minor, read once per
+// device; 0 when there is no such device.
+int compute_capability(int device = -1) noexcept;
+
+// Free memory of `device` (-1: the current one; otherwise it becomes the current device: the
+// rank's own device, which its backend selects anyway, and switching back would create a second
+// context on the previous one); std::nullopt without CUDA or a device.
+std::optional<std::uint64_t> free_memory(int device) noexcept;
+
+// Page-locked host memory (cudaMallocHost), for staging halo buffers; nullptr when it cannot be
+// had (no device, out of pinned memory): callers then use pageable memory.
+void* pinned_alloc(std::size_t bytes) noexcept;
+void pinned_free(void* p) noexcept;
+
+// CUDA IPC, for halo exchange between processes of one node: a process exports a device
+// allocation as an opaque handle (sent to its neighbour through MPI), the neighbour maps it
+// into its own address space and writes into it with ordinary device copies (over NVLink or
+// PCIe, no host staging).
+struct IpcHandle {
+  unsigned char bytes[64];  // cudaIpcMemHandle_t (checked in device.cpp)
+};
+
+// cudaMalloc may sub-allocate small requests from a larger block, and IPC shares the whole
+// block: buffers meant for export are allocated in whole multiples of this (CUDA programming
+// guide, interprocess communication), so each is a block of its own.
+inline constexpr std::size_t kIpcGranularity = std::size_t(2) << 20;
+
+// Exports the allocation starting at `base` (a pointer returned by cudaMalloc). False when
+// the device or driver cannot (the exchanger then stages through the host).
+bool ipc_export(const void* base, IpcHandle* out) noexcept;
+// Maps a neighbour's exported allocation; nullptr when it cannot be mapped.
+void* ipc_open(const IpcHandle& handle) noexcept;
+void ipc_close(void* mapped) noexcept;
+// Probes that a mapping reaches the buffer it was exported from: the writer stores `value`
+// in the first 8 bytes through the mapping, the owner reads them back (both synchronous).
+// False on a CUDA error.
+bool ipc_probe_write(void* mapped, std::uint64_t value) noexcept;
+bool ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept;
+
+}  // namespace heatsolve::device
+
+namespace heatsolve {
+
+// Whether the current CUDA device can run variant v (its table row's minimum compute
+// capability: 2.5d-tma needs 9.0); false without a device.
+bool stencil_variant_supported(StencilVariant v) noexcept;
+
+}  // namespace heatsolve
