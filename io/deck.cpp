@@ -881,16 +881,29 @@ Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allo
   return s;
 }
 
+// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
+void read_convective_face(const MapView& v, FaceBC& f) {
+  f.coeff = v.required("h", nonnegative_number);
+  f.value = v.required("ambient", number);
+}
+
 FaceBC read_face(const DeckNode& n, const std::string& path) {
   FaceBC f;
   f.type = choice(type_of(n, path), path + ".type",
-                  {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic});
+                  {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic,
+                   BoundaryType::Convective, BoundaryType::HeatFlux});
   switch (f.type) {
     case BoundaryType::Dirichlet:
       f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
       break;
     case BoundaryType::Neumann:
       f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, number);
+      break;
+    case BoundaryType::Convective:
+      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f);
+      break;
+    case BoundaryType::HeatFlux:
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
       break;
     default:
       MapView(n, path, {"type"});
@@ -911,6 +924,19 @@ void check_periodic_pairs(const BoundaryFaces& faces, const std::array<Location,
          fmt::format("boundary.{}: periodic must be set on both {} and {}, but {} is {}",
                      kFaceNames[periodic], kFaceNames[lo], kFaceNames[hi], kFaceNames[other],
                      to_string(faces[other].type)));
+  }
+}
+
+// A convective or heat-flux face opposite a periodic one: the axis wraps, it has no face.
+void check_flux_faces(const BoundaryFaces& faces, const std::array<Location, 6>& where, int dims) {
+  for (int f = 0; f < 2 * dims; ++f) {
+    const BoundaryType t = faces[f].type;
+    if (t != BoundaryType::Convective && t != BoundaryType::HeatFlux) continue;
+    const int other = f ^ 1;
+    if (faces[other].type == BoundaryType::Periodic)
+      fail(where[f], fmt::format("boundary.{}: a {} face cannot lie on a periodic axis ({} is "
+                                 "periodic)",
+                                 kFaceNames[f], to_string(t), kFaceNames[other]));
   }
 }
 
@@ -935,6 +961,7 @@ void read_boundary(const DeckNode& n, Config& cfg) {
     cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]));
     where[i] = face->loc;
   }
+  check_flux_faces(cfg.boundary, where, cfg.dimensions);
   check_periodic_pairs(cfg.boundary, where, cfg.dimensions);
 }
 

@@ -193,6 +193,48 @@ TEST(Deck, ShapesAndFaceOverrideAll) {
   EXPECT_EQ(cfg.boundary[5].value, -1.0);
 }
 
+TEST(Deck, ConvectiveAndHeatFluxFaces) {
+  const Config c = parse(kBase +
+                         "boundary:\n"
+                         "  all: {type: convective, h: 10.0, ambient: 300.0}\n"
+                         "  x+: {type: convective, h: 25.0, ambient: 293.15}\n"
+                         "  x-: {type: heat_flux, value: 1000.0}\n"
+                         "  y-: {type: heat_flux}\n"
+                         "  z+: {type: convective, h: 0, ambient: 1}\n");
+  EXPECT_EQ(c.boundary[0].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(c.boundary[0].value, 1000.0);
+  EXPECT_EQ(c.boundary[1].type, BoundaryType::Convective);
+  EXPECT_EQ(c.boundary[1].coeff, 25.0);    // h
+  EXPECT_EQ(c.boundary[1].value, 293.15);  // ambient
+  EXPECT_EQ(c.boundary[2].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(c.boundary[2].value, 0.0);                      // default
+  EXPECT_EQ(c.boundary[3].type, BoundaryType::Convective);  // from all
+  EXPECT_EQ(c.boundary[3].coeff, 10.0);
+  EXPECT_EQ(c.boundary[3].value, 300.0);
+  EXPECT_EQ(c.boundary[5].coeff, 0.0);  // h = 0: insulated
+  EXPECT_EQ(c.boundary[5].value, 1.0);
+  // A diffusivity deck may use them too (k = the diffusivity), and so may Poisson (k = 1).
+  const Config d = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
+      "boundary: {all: {type: heat_flux, value: 2}, y+: {type: dirichlet}}\n");
+  EXPECT_EQ(d.boundary[0].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(d.boundary[0].value, 2.0);
+  EXPECT_EQ(d.boundary[3].type, BoundaryType::Dirichlet);
+}
+
+TEST(Deck, FluxFaceOnAPeriodicAxisIsRefused) {
+  const DeckError e = parse_error(kBase +
+                                  "boundary:\n"
+                                  "  all: {type: periodic}\n"
+                                  "  y+: {type: convective, h: 1, ambient: 0}\n");
+  EXPECT_NE(e.message().find("boundary.y+: a convective face cannot lie on a periodic axis (y- "
+                             "is periodic)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.column(), 7);
+}
+
 TEST(Deck, PoissonNeedsNoTimeSection) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
@@ -618,6 +660,23 @@ const BadDeck kBadDecks[] = {
      "aaaaa"
      "aaaaa\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\ntime: {end: 0.01}\n",
      "name: 201 characters is too long (at most 200", 1, 7},
+    // Convective and heat-flux faces.
+    {"convective_negative_h", kBase + "boundary: {x+: {type: convective, h: -1, ambient: 300}}\n",
+     "boundary.x+.h: must not be negative, got -1", 5, 38},
+    {"convective_missing_ambient", kBase + "boundary: {all: {type: convective, h: 5}}\n",
+     "missing required key 'boundary.all.ambient'", 5, 17},
+    {"convective_missing_h", kBase + "boundary: {y-: {type: convective, ambient: 5}}\n",
+     "missing required key 'boundary.y-.h'", 5, 16},
+    {"convective_misspelt", kBase + "boundary: {x-: {type: convection, h: 1, ambient: 0}}\n",
+     "boundary.x-.type: unknown value 'convection' (did you mean 'convective'?)", 5, 23},
+    {"convective_on_periodic_axis",
+     kBase + "boundary: {all: {type: periodic}, x-: {type: convective, h: 1, ambient: 0}}\n",
+     "boundary.x-: a convective face cannot lie on a periodic axis (x+ is periodic)", 5, 39},
+    {"heat_flux_on_periodic_axis",
+     kBase + "boundary: {z-: {type: periodic}, z+: {type: heat_flux, value: 5}}\n",
+     "boundary.z+: a heat_flux face cannot lie on a periodic axis (z- is periodic)", 5, 38},
+    {"heat_flux_wrong_key", kBase + "boundary: {x-: {type: heat_flux, flux: 5}}\n",
+     "unknown key 'flux' in 'boundary.x-'", 5, 34},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),
