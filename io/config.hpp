@@ -61,8 +61,8 @@ struct Region {
   // Sphere: its centre. Cylinder: the axis' position in the two other coordinates, in axis
   // order (axis z: center[0] = x, center[1] = y; axis x: y, z; axis y: x, z).
   std::array<double, 3> center{0, 0, 0};
-  double radius = 0;  // sphere, cylinder (closed: distance <= radius)
-  int axis = 2;       // cylinder: 0 x, 1 y, 2 z
+  double radius = 0;    // sphere, cylinder (closed: distance <= radius)
+  int axis = 2;         // cylinder: 0 x, 1 y, 2 z
   std::string path;     // file: resolved like catalyst scripts (relative to the deck's directory)
   std::string dataset;  // file: [nz][ny][nx] ([ny][nx] in 2D), x fastest, the grid's cells
 };
@@ -77,8 +77,10 @@ struct MaterialRegion {
 };
 
 // `material` and `materials`. Without physical properties (`material: {diffusivity: a}`):
-// conductivity a, density and specific heat 1, the deck's source is du/dt's (as always);
-// with them (SI) the source is in W/m^3 (Poisson: -div(k grad u) = f).
+// conductivity a, density and specific heat 1, the deck's source is du/dt's (as always; a
+// Poisson deck's conductivity is 1: -lap u = f as always, the diffusivity is not used);
+// with them (SI) the source is in W/m^3 (Poisson: -div(k grad u) = f). docs/deck.md
+// "Materials"; io/materials.hpp samples them per cell.
 struct Materials {
   bool physical = false;
   double conductivity = 1, density = 1, specific_heat = 1;

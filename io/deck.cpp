@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "core/stencil_policies.hpp"
+#include "io/materials.hpp"
 
 namespace heatsolve {
 
@@ -621,9 +622,9 @@ T auto_or(const DeckNode& n, const std::string& what, const char* kind, T fallba
 
 // ---- Sections -------------------------------------------------------------------------------
 
-const std::vector<std::string> kRootKeys{"name",   "problem",   "grid",     "material",
-                                         "time",   "initial",   "boundary", "source",
-                                         "solver", "execution", "output"};
+const std::vector<std::string> kRootKeys{"name",      "problem", "grid",      "material",
+                                         "materials", "time",    "initial",   "boundary",
+                                         "source",    "solver",  "execution", "output"};
 const std::vector<std::string> kFaceNames{"x-", "x+", "y-", "y+", "z-", "z+"};
 
 // The files a run names after `name` must fit the 255-byte limit of a file name (the longest:
@@ -729,9 +730,243 @@ void read_grid(const DeckNode& n, Config& cfg) {
   if (const DeckNode* origin = v.get("origin")) check_origin_precision(*origin, cfg);
 }
 
+// ---- Materials: `material`, `materials` (docs/deck.md "Materials"; io/materials.hpp) --------
+
+std::string deck_relative_path(const std::string& path, const Location& at);
+
+const std::vector<std::string> kPhysicalKeys{"conductivity", "density", "specific_heat"};
+
+// `material`: {diffusivity} (today's meaning: k = diffusivity, rho cp = 1; Poisson: k = 1) or
+// the physical properties {conductivity, density, specific_heat} (SI).
 void read_material(const DeckNode& n, Config& cfg) {
-  const MapView v(n, "material", {"diffusivity"});
-  cfg.diffusivity = v.optional("diffusivity", cfg.diffusivity, positive_number);
+  const MapView v(n, "material", {"diffusivity", "conductivity", "density", "specific_heat"});
+  Materials& m = cfg.material;
+  const DeckNode* physical = nullptr;  // the first physical key given, in deck order
+  std::string physical_key;
+  for (std::size_t i = 0; i < n.keys.size() && !physical; ++i)
+    if (std::find(kPhysicalKeys.begin(), kPhysicalKeys.end(), n.keys[i]) != kPhysicalKeys.end())
+      physical = &n.items[i], physical_key = n.keys[i];
+  if (!physical) {
+    cfg.diffusivity = v.optional("diffusivity", cfg.diffusivity, positive_number);
+    m.physical = false;
+    m.conductivity = cfg.problem == ProblemType::Heat ? cfg.diffusivity : 1.0;
+    return;
+  }
+  if (v.get("diffusivity")) {
+    // Reported at whichever of the two comes second.
+    const bool diffusivity_later = *n.index_of("diffusivity") > *n.index_of(physical_key);
+    fail(v.key_loc(diffusivity_later ? "diffusivity" : physical_key),
+         fmt::format("material: give either 'diffusivity' (k/(rho cp), today's meaning) or "
+                     "'conductivity' with 'density' and 'specific_heat', not both ('{}' and "
+                     "'diffusivity' are given)",
+                     physical_key));
+  }
+  m.physical = true;
+  if (!v.get("conductivity"))
+    fail(v.loc(),
+         fmt::format("missing required key 'material.conductivity' ('{}' needs it)", physical_key));
+  m.conductivity = v.required("conductivity", positive_number);
+  if (cfg.problem == ProblemType::Heat)
+    for (const char* key : {"density", "specific_heat"})
+      if (!v.get(key))
+        fail(v.loc(), fmt::format("missing required key 'material.{}' (a heat problem with "
+                                  "material.conductivity needs density and specific_heat; or "
+                                  "give material.diffusivity alone)",
+                                  key));
+  m.density = v.optional("density", 1.0, positive_number);
+  m.specific_heat = v.optional("specific_heat", 1.0, positive_number);
+  cfg.diffusivity = m.conductivity / m.heat_capacity();
+  if (!std::isfinite(cfg.diffusivity) || cfg.diffusivity <= 0)
+    fail(v.loc(), fmt::format("material: the diffusivity k/(rho cp) = {:g}/({:g}*{:g}) = {:g} is "
+                              "outside the usable range",
+                              m.conductivity, m.density, m.specific_heat, cfg.diffusivity));
+}
+
+const std::vector<std::string> kRegionKinds{"box", "sphere", "cylinder", "file"};
+
+// Upper corner above the lower one on every axis (a box region).
+void check_corners(const MapView& v, int dims, const Region& r) {
+  for (int d = 0; d < dims; ++d)
+    if (r.upper[d] <= r.lower[d])
+      fail(v.require("upper").items[d].loc,
+           fmt::format("{}: upper corner must exceed the lower one on every axis, but upper[{}] "
+                       "= {} <= lower[{}] = {}",
+                       v.path("upper"), d, r.upper[d], d, r.lower[d]));
+}
+
+// A region's file: `path` (relative to the deck's directory), `dataset`, `property` (default:
+// the dataset's name when it names a property).
+void read_file_region(const MapView& v, Region& r, MaterialRegion& entry) {
+  const DeckNode& path = v.require("path");
+  r.path = deck_relative_path(text(path, v.path("path")), path.loc);
+  r.dataset = v.required("dataset", text);
+  if (const DeckNode* p = v.get("property")) {
+    entry.file_property =
+        static_cast<MaterialProperty>(choice_index(*p, v.path("property"), kPhysicalKeys));
+    return;
+  }
+  const std::string name = r.dataset.substr(r.dataset.find_last_of('/') + 1);
+  const auto it = std::find(kPhysicalKeys.begin(), kPhysicalKeys.end(), name);
+  if (it == kPhysicalKeys.end())
+    fail(v.loc(), fmt::format("missing required key '{}' (the dataset's name '{}' is not a "
+                              "property: {})",
+                              v.path("property"), name, join(kPhysicalKeys)));
+  entry.file_property = static_cast<MaterialProperty>(it - kPhysicalKeys.begin());
+}
+
+// `region: {box | sphere | cylinder | file: {...}}`: exactly one kind.
+Region read_region(const DeckNode& n, const std::string& path, const Config& cfg,
+                   MaterialRegion& entry) {
+  if (n.kind != Kind::Map)
+    expected(n, path, fmt::format("a mapping with one region kind ({})", join(kRegionKinds)));
+  for (std::size_t i = 0; i < n.keys.size(); ++i)
+    if (std::find(kRegionKinds.begin(), kRegionKinds.end(), n.keys[i]) == kRegionKinds.end())
+      fail(n.key_locs[i],
+           fmt::format("unknown region kind '{}' in '{}'{}; valid kinds: {}", n.keys[i], path,
+                       did_you_mean(n.keys[i], kRegionKinds), join(kRegionKinds)));
+  if (n.keys.empty())
+    fail(n.loc, fmt::format("{}: expected one region kind ({})", path, join(kRegionKinds)));
+  if (n.keys.size() > 1)
+    fail(n.key_locs[1], fmt::format("{}: give one region kind, not both '{}' and '{}'", path,
+                                    n.keys[0], n.keys[1]));
+  const std::string& kind = n.keys[0];
+  const std::string kind_path = path + "." + kind;
+  const DeckNode& body = n.items[0];
+  const int dims = cfg.dimensions;
+  const auto points = [&](const DeckNode& c, const std::string& what) {
+    return per_axis(c, what, dims, 0.0, number);
+  };
+  Region r;
+  r.kind = static_cast<RegionKind>(std::find(kRegionKinds.begin(), kRegionKinds.end(), kind) -
+                                   kRegionKinds.begin());
+  switch (r.kind) {
+    case RegionKind::Box: {
+      const MapView v(body, kind_path, {"lower", "upper"});
+      r.lower = v.required("lower", points);
+      r.upper = v.required("upper", points);
+      check_corners(v, dims, r);
+      break;
+    }
+    case RegionKind::Sphere: {
+      const MapView v(body, kind_path, {"center", "radius"});
+      r.center = v.required("center", points);
+      r.radius = v.required("radius", positive_number);
+      break;
+    }
+    case RegionKind::Cylinder: {
+      const MapView v(body, kind_path, {"axis", "center", "radius"});
+      const DeckNode& axis = v.require("axis");
+      r.axis = static_cast<int>(choice_index(axis, v.path("axis"), {"x", "y", "z"}));
+      if (dims == 2 && r.axis != 2)
+        fail(axis.loc, fmt::format("{}: a 2D cylinder is a disk: its axis must be z, got '{}'",
+                                   v.path("axis"), axis.scalar));
+      const char* others[] = {"y, z", "x, z", "x, y"};
+      r.center = v.required("center", [&](const DeckNode& c, const std::string& what) {
+        const auto& items =
+            list(c, what, 2, fmt::format(" (the axis' position in {})", others[r.axis]));
+        return std::array<double, 3>{number(items[0], element(what, 0)),
+                                     number(items[1], element(what, 1)), 0.0};
+      });
+      r.radius = v.required("radius", positive_number);
+      break;
+    }
+    case RegionKind::File:
+      read_file_region(MapView(body, kind_path, {"path", "dataset", "property"}), r, entry);
+      break;
+  }
+  return r;
+}
+
+// A file region's data must be usable (HDF5, the grid's shape, positive finite values),
+// reported at the key concerned.
+void check_file_data(const DeckNode& region, const std::string& path, const Config& cfg,
+                     const Region& r) {
+  const DeckNode& file = region.items[0];
+  try {
+    check_file_region(cfg, r);
+  } catch (const MaterialsError& e) {
+    switch (e.part()) {
+      case MaterialsError::Part::Kind:
+        fail(region.key_locs[0], fmt::format("{}.file: {}", path, e.what()));
+      case MaterialsError::Part::Path:
+        fail(file.find("path")->loc, fmt::format("{}.file.path: {}", path, e.what()));
+      case MaterialsError::Part::Dataset:
+        fail(file.find("dataset")->loc, fmt::format("{}.file.dataset: {}", path, e.what()));
+    }
+    throw;
+  } catch (const std::exception& e) {  // an HDF5 failure past the checks (a damaged file)
+    fail(file.find("dataset")->loc, fmt::format("{}.file.dataset: {}", path, e.what()));
+  }
+}
+
+// One `materials` entry: {region: {...}, conductivity, density, specific_heat}.
+MaterialRegion read_material_entry(const DeckNode& n, const std::string& path, const Config& cfg) {
+  if (n.kind != Kind::Map)
+    expected(n, path, "a mapping {region: {...}, conductivity: ..., density: ..., ...}");
+  const MapView v(n, path, {"region", "conductivity", "density", "specific_heat"});
+  MaterialRegion e;
+  const DeckNode& region = v.require("region");
+  e.region = read_region(region, v.path("region"), cfg, e);
+  const bool file = e.region.kind == RegionKind::File;
+  for (const std::string& key : kPhysicalKeys) {
+    if (!v.get(key)) continue;
+    if (file)
+      fail(v.key_loc(key), fmt::format("{}: a file region takes its values from its dataset "
+                                       "(region.file.property); a value for every cell "
+                                       "belongs in 'material'",
+                                       v.path(key)));
+    if (!cfg.material.physical && key != "conductivity")
+      fail(v.key_loc(key), fmt::format("{}: regions set density and specific_heat only when "
+                                       "'material' gives conductivity, density and "
+                                       "specific_heat; with material.diffusivity a region sets "
+                                       "conductivity alone (its diffusivity)",
+                                       v.path(key)));
+  }
+  if (file) {
+    if (!cfg.material.physical && e.file_property != MaterialProperty::Conductivity) {
+      const DeckNode& body = region.items[0];
+      const DeckNode* at = body.find("property") ? body.find("property") : body.find("dataset");
+      fail(at->loc, fmt::format("{}.file: a {} file needs 'material' with conductivity, density "
+                                "and specific_heat; with material.diffusivity a file region "
+                                "gives conductivity alone",
+                                v.path("region"), to_string(e.file_property)));
+    }
+    check_file_data(region, v.path("region"), cfg, e.region);
+    return e;
+  }
+  e.conductivity = v.optional("conductivity", e.conductivity, positive_number);
+  e.density = v.optional("density", e.density, positive_number);
+  e.specific_heat = v.optional("specific_heat", e.specific_heat, positive_number);
+  if (!e.conductivity && !e.density && !e.specific_heat)
+    fail(v.loc(), fmt::format("{}: sets no property (give conductivity, density or "
+                              "specific_heat)",
+                              path));
+  if (region_cell_count(cfg, e.region) == 0)
+    fail(region.key_locs[0],
+         fmt::format("{}.{}: holds no cell centre of the grid (a cell takes a region's "
+                     "properties when its centre, origin + (i + 1/2) length/cells, lies inside)",
+                     v.path("region"), region.keys[0]));
+  return e;
+}
+
+// `materials`: a list of entries over the base material; later entries win.
+void read_materials(const DeckNode& n, Config& cfg) {
+  if (n.kind == Kind::Null) return;
+  if (n.kind != Kind::Sequence)
+    expected(n, "materials", "a list of entries {region: {...}, conductivity: ..., ...}");
+  for (std::size_t i = 0; i < n.items.size(); ++i)
+    cfg.material.regions.push_back(read_material_entry(n.items[i], element("materials", i), cfg));
+}
+
+// The explicit limit's formula and where it is reached, for messages (materials by region).
+std::string cell_limit_text(const Config& cfg, const MaterialsDtLimit& l) {
+  const auto& c = l.cell;
+  return fmt::format(
+      "the smallest per-cell limit rho*cp / sum_f K_f/h_f^2, K_f the harmonic "
+      "mean of the conductivities across face f; reached at cell ({}, {}{}), "
+      "where rho*cp = {:g} and sum_f K_f/h_f^2 = {:g}",
+      c[0], c[1], cfg.dimensions == 3 ? fmt::format(", {}", c[2]) : "", l.heat_capacity,
+      l.face_sum);
 }
 
 // Chooses dt and steps; see docs/deck.md "Time resolution". Step counters are 64-bit, so runs
@@ -768,8 +1003,15 @@ void read_time(const DeckNode& n, Config& cfg) {
   });
   const bool implicit = cfg.scheme != TimeScheme::Explicit;
   const GridDesc g = cfg.grid();
-  const double dt_max = stable_dt(g, cfg.diffusivity);
+  // Uniform materials: stable_dt(g, cfg.diffusivity); regions: the per-cell limit.
+  const MaterialsDtLimit limit = materials_dt_limit(cfg);
+  const double dt_max = limit.dt_max;
   // Extreme diffusivities or spacings make the limit underflow to 0 or overflow to inf.
+  if ((!std::isfinite(dt_max) || dt_max <= 0) && !cfg.material.uniform())
+    fail(v.loc(), fmt::format("time: the stability limit dt_max = {:g} ({}) is not a usable "
+                              "time step; check the conductivities, densities and specific "
+                              "heats of material and materials, grid.length and grid.cells",
+                              dt_max, cell_limit_text(cfg, limit)));
   if (!std::isfinite(dt_max) || dt_max <= 0)
     fail(v.loc(), fmt::format("time: the stability limit dt_max = 1/(2*alpha*sum_d 1/h_d^2) = "
                               "{:g} is not a usable time step (alpha = {:g}, h = [{:g}, {:g}{}]); "
@@ -782,6 +1024,10 @@ void read_time(const DeckNode& n, Config& cfg) {
     cfg.dt = cfg.safety * dt_max;
   } else {
     cfg.dt = auto_or(*dt, v.path("dt"), "a positive number", 0.0, positive_number);
+    if (!implicit && cfg.dt > dt_max * (1 + 1e-12) && !cfg.material.uniform())
+      fail(dt->loc, fmt::format("time.dt: {} exceeds the stability limit dt_max = {:.6g} ({}); "
+                                "use a smaller dt, dt: auto, or an implicit time.scheme",
+                                dt->scalar, dt_max, cell_limit_text(cfg, limit)));
     if (!implicit && cfg.dt > dt_max * (1 + 1e-12))
       fail(dt->loc,
            fmt::format("time.dt: {} exceeds the stability limit dt_max = {:.6g} (dt_max = "
@@ -883,16 +1129,29 @@ Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allo
   return s;
 }
 
+// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
+void read_convective_face(const MapView& v, FaceBC& f) {
+  f.coeff = v.required("h", nonnegative_number);
+  f.value = v.required("ambient", number);
+}
+
 FaceBC read_face(const DeckNode& n, const std::string& path) {
   FaceBC f;
   f.type = choice(type_of(n, path), path + ".type",
-                  {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic});
+                  {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic,
+                   BoundaryType::Convective, BoundaryType::HeatFlux});
   switch (f.type) {
     case BoundaryType::Dirichlet:
       f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
       break;
     case BoundaryType::Neumann:
       f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, number);
+      break;
+    case BoundaryType::Convective:
+      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f);
+      break;
+    case BoundaryType::HeatFlux:
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
       break;
     default:
       MapView(n, path, {"type"});
@@ -913,6 +1172,19 @@ void check_periodic_pairs(const BoundaryFaces& faces, const std::array<Location,
          fmt::format("boundary.{}: periodic must be set on both {} and {}, but {} is {}",
                      kFaceNames[periodic], kFaceNames[lo], kFaceNames[hi], kFaceNames[other],
                      to_string(faces[other].type)));
+  }
+}
+
+// A convective or heat-flux face opposite a periodic one: the axis wraps, it has no face.
+void check_flux_faces(const BoundaryFaces& faces, const std::array<Location, 6>& where, int dims) {
+  for (int f = 0; f < 2 * dims; ++f) {
+    const BoundaryType t = faces[f].type;
+    if (t != BoundaryType::Convective && t != BoundaryType::HeatFlux) continue;
+    const int other = f ^ 1;
+    if (faces[other].type == BoundaryType::Periodic)
+      fail(where[f], fmt::format("boundary.{}: a {} face cannot lie on a periodic axis ({} is "
+                                 "periodic)",
+                                 kFaceNames[f], to_string(t), kFaceNames[other]));
   }
 }
 
@@ -937,6 +1209,7 @@ void read_boundary(const DeckNode& n, Config& cfg) {
     cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]));
     where[i] = face->loc;
   }
+  check_flux_faces(cfg.boundary, where, cfg.dimensions);
   check_periodic_pairs(cfg.boundary, where, cfg.dimensions);
 }
 
@@ -1212,6 +1485,9 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   read_problem(top.require("problem"), cfg);
   read_grid(top.require("grid"), cfg);
   section(top, "material", cfg, read_material);
+  section(top, "materials", cfg, read_materials);
+  // Before time: the stability limit of materials by region depends on periodic faces.
+  section(top, "boundary", cfg, read_boundary);
   if (cfg.problem == ProblemType::Heat && !top.get("time"))
     fail(top.loc(), "missing required key 'time' (a heat problem needs time.end or time.steps)");
   section(top, "time", cfg, read_time);
@@ -1223,7 +1499,6 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
     cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
     check_box_has_cells(*n, "source", cfg.source, cfg);
   }
-  section(top, "boundary", cfg, read_boundary);
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid

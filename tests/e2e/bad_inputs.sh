@@ -32,6 +32,38 @@ printf '%s\ntime: {end: 1}\nsolver: {method: multigrid, multigrid: {pre_sweeps: 
 printf '%s\ntime: {end: 1, scheme: [implicit-euler]}\n' "$head" >"$work/decks/scheme_list.yaml"
 printf '%s\ntime: {steps: 2, dt: 1.0, scheme: crank-nicolson}\nsolver: {method: mg-cg}\n' "$head" \
   >"$work/decks/implicit_huge_dt.yaml"
+# Materials (docs/deck.md "Materials"): file regions whose file is missing, not HDF5, of the
+# wrong shape, or holding a negative value or NaN; a conductivity whose face sum overflows;
+# faces and regions that are fine (validate exits 0). Data files live beside decks/, not in it.
+mkdir -p "$work/data"
+printf 'not hdf5\n' >"$work/data/text.h5"
+mat='materials: [{region: {file: {path: ../data/%s, dataset: conductivity}}}]'
+for f in missing.h5 text.h5 shape.h5 negative.h5 nan.h5 good.h5; do
+  printf "%s\ntime: {end: 0.01}\n$mat\n" "$head" "$f" >"$work/decks/material_file_${f%.h5}.yaml"
+done
+if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+  /usr/bin/python3 - "$work/data" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+def write(name, a):
+    with h5py.File(f"{d}/{name}", "w") as f:
+        f["conductivity"] = a
+write("good.h5", np.ones((4, 4, 4), dtype=np.float32))
+write("shape.h5", np.ones((4, 4, 5)))
+bad = np.ones((4, 4, 4)); bad[1, 2, 3] = -1
+write("negative.h5", bad)
+bad[1, 2, 3] = np.nan
+write("nan.h5", bad)
+PY
+else
+  echo "note: /usr/bin/python3 lacks h5py: the file-region decks see missing files"
+fi
+printf '%s\ntime: {end: 0.01}\nmaterials: [{region: {box: {lower: [0, 0, 0], upper: [0.5, 1, 1]}}, conductivity: 1e300}]\n' \
+  "$head" >"$work/decks/material_face_sum_overflow.yaml"
+printf '%s\ntime: {steps: 2}\nmaterial: {conductivity: 45, density: 7850, specific_heat: 490}\nmaterials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}}, conductivity: 400}]\nboundary: {all: {type: convective, h: 25, ambient: 293.15}, x-: {type: heat_flux, value: 1000}}\n' \
+  "$head" >"$work/decks/material_regions_and_faces.yaml"
+printf '%s\ntime: {end: 1}\nmaterials: [{region: {cylinder: {axis: q, center: [0.5, 0.5], radius: [1]}}}]\n' \
+  "$head" >"$work/decks/material_cylinder_garbage.yaml"
 python3 - "$work/decks/alias_bomb.yaml" <<'PY'
 import sys
 s = "a: &a [1,1,1,1,1,1,1,1,1,1]\n"
@@ -85,6 +117,29 @@ for ((i = 0; i < ${#decks[@]}; i += 8)); do
   wait
 done
 cat "$work"/logs/*.result >"$work/results"
+# The materials decks: `validate`'s exit code and first line, at the key concerned.
+expect() {  # deck name, exit code, "line:column: message start" (exit 2)
+  local deck=$work/decks/$1.yaml first
+  if ! grep -q "^ok validate $1.yaml (exit $2)" "$work/results"; then
+    echo "FAIL: validate $1.yaml: expected exit $2" >>"$work/results"; return
+  fi
+  [[ $2 -eq 0 ]] && return
+  first=$(head -n1 "$work/logs/$1.yaml.validate.err")
+  if [[ $first != "$deck:$3"* ]]; then
+    echo "FAIL: validate $1.yaml: expected '$deck:$3...', got: $first" >>"$work/results"
+  fi
+}
+expect material_file_missing 2 "5:36: materials[0].region.file.path: no such file"
+expect material_file_text 2 "5:36: materials[0].region.file.path: '$work/data/text.h5' is not an HDF5 file"
+if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+  expect material_file_shape 2 "5:63: materials[0].region.file.dataset: dataset 'conductivity' in '$work/data/shape.h5' has shape [4, 4, 5], but the grid's cells are [4, 4, 4]"
+  expect material_file_negative 2 "5:66: materials[0].region.file.dataset: dataset 'conductivity' in '$work/data/negative.h5': the value -1 of cell (3, 2, 1) is not a positive, finite number"
+  expect material_file_nan 2 "5:61: materials[0].region.file.dataset: dataset 'conductivity' in '$work/data/nan.h5': the value nan of cell (3, 2, 1)"
+  expect material_file_good 0
+fi
+expect material_face_sum_overflow 2 "4:7: time: the stability limit dt_max = 0 (the smallest per-cell limit"
+expect material_regions_and_faces 0
+expect material_cylinder_garbage 2 "5:40: materials[0].region.cylinder.axis: unknown value 'q'"
 if grep -q '^FAIL' "$work/results"; then
   grep -A5 '^FAIL' "$work/results"
   exit 1

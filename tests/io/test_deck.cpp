@@ -246,6 +246,48 @@ TEST(Deck, ShapesAndFaceOverrideAll) {
   EXPECT_EQ(cfg.boundary[5].value, -1.0);
 }
 
+TEST(Deck, ConvectiveAndHeatFluxFaces) {
+  const Config c = parse(kBase +
+                         "boundary:\n"
+                         "  all: {type: convective, h: 10.0, ambient: 300.0}\n"
+                         "  x+: {type: convective, h: 25.0, ambient: 293.15}\n"
+                         "  x-: {type: heat_flux, value: 1000.0}\n"
+                         "  y-: {type: heat_flux}\n"
+                         "  z+: {type: convective, h: 0, ambient: 1}\n");
+  EXPECT_EQ(c.boundary[0].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(c.boundary[0].value, 1000.0);
+  EXPECT_EQ(c.boundary[1].type, BoundaryType::Convective);
+  EXPECT_EQ(c.boundary[1].coeff, 25.0);    // h
+  EXPECT_EQ(c.boundary[1].value, 293.15);  // ambient
+  EXPECT_EQ(c.boundary[2].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(c.boundary[2].value, 0.0);                      // default
+  EXPECT_EQ(c.boundary[3].type, BoundaryType::Convective);  // from all
+  EXPECT_EQ(c.boundary[3].coeff, 10.0);
+  EXPECT_EQ(c.boundary[3].value, 300.0);
+  EXPECT_EQ(c.boundary[5].coeff, 0.0);  // h = 0: insulated
+  EXPECT_EQ(c.boundary[5].value, 1.0);
+  // A diffusivity deck may use them too (k = the diffusivity), and so may Poisson (k = 1).
+  const Config d = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
+      "boundary: {all: {type: heat_flux, value: 2}, y+: {type: dirichlet}}\n");
+  EXPECT_EQ(d.boundary[0].type, BoundaryType::HeatFlux);
+  EXPECT_EQ(d.boundary[0].value, 2.0);
+  EXPECT_EQ(d.boundary[3].type, BoundaryType::Dirichlet);
+}
+
+TEST(Deck, FluxFaceOnAPeriodicAxisIsRefused) {
+  const DeckError e = parse_error(kBase +
+                                  "boundary:\n"
+                                  "  all: {type: periodic}\n"
+                                  "  y+: {type: convective, h: 1, ambient: 0}\n");
+  EXPECT_NE(e.message().find("boundary.y+: a convective face cannot lie on a periodic axis (y- "
+                             "is periodic)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.column(), 7);
+}
+
 TEST(Deck, PoissonNeedsNoTimeSection) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
@@ -684,6 +726,177 @@ const BadDeck kBadDecks[] = {
      "aaaaa"
      "aaaaa\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\ntime: {end: 0.01}\n",
      "name: 201 characters is too long (at most 200", 1, 7},
+    // Materials (docs/deck.md "Materials").
+    {"material_zero_conductivity",
+     kBase + "material: {conductivity: 0, density: 1, specific_heat: 1}\n",
+     "material.conductivity: must be positive, got 0", 5, 26},
+    {"material_nan_density",
+     kBase + "material: {conductivity: 1, density: .nan, specific_heat: 1}\n",
+     "material.density: expected a finite number, got '.nan'", 5, 38},
+    {"material_inf_specific_heat",
+     kBase + "material: {conductivity: 1, density: 1, specific_heat: .inf}\n",
+     "material.specific_heat: expected a finite number, got '.inf'", 5, 56},
+    {"material_negative_density",
+     kBase + "material: {conductivity: 1, density: -2, specific_heat: 1}\n",
+     "material.density: must be positive, got -2", 5, 38},
+    {"diffusivity_with_conductivity", kBase + "material: {diffusivity: 1, conductivity: 2}\n",
+     "material: give either 'diffusivity' (k/(rho cp), today's meaning) or 'conductivity' with "
+     "'density' and 'specific_heat', not both",
+     5, 28},
+    {"conductivity_then_diffusivity",
+     kBase + "material: {conductivity: 2, density: 1, specific_heat: 1, diffusivity: 1}\n",
+     "not both ('conductivity' and 'diffusivity' are given)", 5, 59},
+    {"diffusivity_with_density", kBase + "material: {density: 3, diffusivity: 1}\n",
+     "not both ('density' and 'diffusivity' are given)", 5, 24},
+    {"density_without_conductivity", kBase + "material: {density: 1, specific_heat: 1}\n",
+     "missing required key 'material.conductivity' ('density' needs it)", 5, 11},
+    {"heat_missing_specific_heat", kBase + "material: {conductivity: 1, density: 1}\n",
+     "missing required key 'material.specific_heat' (a heat problem with material.conductivity "
+     "needs density and specific_heat",
+     5, 11},
+    {"materials_not_a_list", kBase + "materials: {region: {box: {}}}\n",
+     "materials: expected a list of entries", 5, 12},
+    {"materials_entry_not_a_map", kBase + "materials: [box]\n",
+     "materials[0]: expected a mapping {region: {...}", 5, 13},
+    {"material_region_missing", kBase + "materials: [{conductivity: 2}]\n",
+     "missing required key 'materials[0].region'", 5, 13},
+    {"material_region_unknown_kind",
+     kBase + "materials: [{region: {sphre: {center: [0.5, 0.5, 0.5], radius: 0.2}}, "
+             "conductivity: 2}]\n",
+     "unknown region kind 'sphre' in 'materials[0].region' (did you mean 'sphere'?); valid "
+     "kinds: box, sphere, cylinder, file",
+     5, 23},
+    {"material_region_two_kinds",
+     kBase + "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}, sphere: {center: "
+             "[0.5, 0.5, 0.5], radius: 0.1}}, conductivity: 2}]\n",
+     "materials[0].region: give one region kind, not both 'box' and 'sphere'", 5, 66},
+    {"material_region_no_kind", kBase + "materials: [{region: {}, conductivity: 2}]\n",
+     "materials[0].region: expected one region kind (box, sphere, cylinder, file)", 5, 22},
+    {"material_region_not_a_map", kBase + "materials: [{region: box, conductivity: 2}]\n",
+     "materials[0].region: expected a mapping with one region kind", 5, 22},
+    {"material_unknown_entry_key",
+     kBase + "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, conductvity: "
+             "2}]\n",
+     "unknown key 'conductvity' in 'materials[0]' (did you mean 'conductivity'?)", 5, 67},
+    {"material_unknown_box_key",
+     kBase + "materials: [{region: {box: {lowr: [0, 0, 0], upper: [1, 1, 1]}}, conductivity: "
+             "2}]\n",
+     "unknown key 'lowr' in 'materials[0].region.box' (did you mean 'lower'?)", 5, 29},
+    {"material_unknown_sphere_key",
+     kBase + "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], raduis: 0.2}}, "
+             "conductivity: 2}]\n",
+     "unknown key 'raduis' in 'materials[0].region.sphere' (did you mean 'radius'?)", 5, 57},
+    {"material_sets_nothing",
+     kBase + "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}}]\n",
+     "materials[0]: sets no property (give conductivity, density or specific_heat)", 5, 13},
+    {"material_region_no_cell_centre",
+     kBase + "materials: [{region: {box: {lower: [0.13, 0, 0], upper: [0.18, 1, 1]}}, "
+             "conductivity: 2}]\n",
+     "materials[0].region.box: holds no cell centre of the grid", 5, 23},
+    {"material_sphere_outside_grid",
+     kBase + "materials:\n  - {region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, "
+             "conductivity: 2}\n  - {region: {sphere: {center: [2, 2, 2], radius: 0.5}}, "
+             "conductivity: 3}\n",
+     "materials[1].region.sphere: holds no cell centre of the grid", 7, 15},
+    {"material_box_inverted",
+     kBase + "materials: [{region: {box: {lower: [0.5, 0, 0], upper: [0.2, 1, 1]}}, "
+             "conductivity: 2}]\n",
+     "materials[0].region.box.upper: upper corner must exceed the lower one on every axis, but "
+     "upper[0] = 0.2 <= lower[0] = 0.5",
+     5, 57},
+    {"material_sphere_zero_radius",
+     kBase + "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0}}, "
+             "conductivity: 2}]\n",
+     "materials[0].region.sphere.radius: must be positive, got 0", 5, 65},
+    {"material_sphere_center_count",
+     kBase + "materials: [{region: {sphere: {center: [0.5, 0.5], radius: 0.1}}, conductivity: "
+             "2}]\n",
+     "materials[0].region.sphere.center: expected 3 entries (one per dimension; "
+     "problem.dimensions is 3), got 2",
+     5, 40},
+    {"material_region_zero_conductivity",
+     kBase + "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, conductivity: "
+             "0}]\n",
+     "materials[0].conductivity: must be positive, got 0", 5, 81},
+    {"material_region_negative_density",
+     kBase + "material: {conductivity: 1, density: 1, specific_heat: 1}\nmaterials: [{region: "
+             "{box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, density: -3}]\n",
+     "materials[0].density: must be positive, got -3", 6, 76},
+    {"material_region_nan_specific_heat",
+     kBase + "material: {conductivity: 1, density: 1, specific_heat: 1}\nmaterials: [{region: "
+             "{box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, specific_heat: .nan}]\n",
+     "materials[0].specific_heat: expected a finite number, got '.nan'", 6, 82},
+    {"material_region_density_with_diffusivity",
+     kBase + "material: {diffusivity: 2}\nmaterials: [{region: {box: {lower: [0, 0, 0], upper: "
+             "[1, 1, 1]}}, density: 2}]\n",
+     "materials[0].density: regions set density and specific_heat only when 'material' gives "
+     "conductivity, density and specific_heat",
+     6, 67},
+    {"material_cylinder_axis_x_in_2d",
+     kBase2D + "materials: [{region: {cylinder: {axis: x, center: [0.5, 0.5], radius: 0.1}}, "
+               "conductivity: 2}]\n",
+     "materials[0].region.cylinder.axis: a 2D cylinder is a disk: its axis must be z, got 'x'", 5,
+     40},
+    {"material_cylinder_center_count",
+     kBase + "materials: [{region: {cylinder: {axis: y, center: [0.5, 0.5, 0.5], radius: 0.1}}, "
+             "conductivity: 2}]\n",
+     "materials[0].region.cylinder.center: expected 2 entries (the axis' position in x, z), got 3",
+     5, 51},
+    {"material_cylinder_unknown_axis",
+     kBase + "materials: [{region: {cylinder: {axis: w, center: [0.5, 0.5], radius: 0.1}}, "
+             "conductivity: 2}]\n",
+     "materials[0].region.cylinder.axis: unknown value 'w'; valid values: x, y, z", 5, 40},
+    {"material_cylinder_missing_axis",
+     kBase + "materials: [{region: {cylinder: {center: [0.5, 0.5], radius: 0.1}}, conductivity: "
+             "2}]\n",
+     "missing required key 'materials[0].region.cylinder.axis'", 5, 33},
+    {"material_box_2d_three_entries",
+     kBase2D + "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1]}}, conductivity: 2}]\n",
+     "materials[0].region.box.lower: expected 2 entries (one per dimension; problem.dimensions "
+     "is 2), got 3",
+     5, 36},
+    {"material_file_needs_property",
+     kBase + "materials: [{region: {file: {path: k.h5, dataset: kappa}}}]\n",
+     "missing required key 'materials[0].region.file.property' (the dataset's name 'kappa' is "
+     "not a property: conductivity, density, specific_heat)",
+     5, 29},
+    {"material_file_unknown_property",
+     kBase + "materials: [{region: {file: {path: k.h5, dataset: k, property: conductivty}}}]\n",
+     "materials[0].region.file.property: unknown value 'conductivty' (did you mean "
+     "'conductivity'?)",
+     5, 64},
+    {"material_file_unknown_key",
+     kBase + "materials: [{region: {file: {path: k.h5, datset: conductivity}}}]\n",
+     "unknown key 'datset' in 'materials[0].region.file' (did you mean 'dataset'?)", 5, 42},
+    {"material_file_missing_path",
+     kBase + "materials: [{region: {file: {dataset: conductivity}}}]\n",
+     "missing required key 'materials[0].region.file.path'", 5, 29},
+    {"material_file_with_value",
+     kBase + "material: {conductivity: 1, density: 1, specific_heat: 1}\nmaterials: [{region: "
+             "{file: {path: k.h5, dataset: density}}, conductivity: 3}]\n",
+     "materials[0].conductivity: a file region takes its values from its dataset", 6, 62},
+    {"material_dt_above_cell_limit",
+     "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "time: {end: 0.01, dt: 0.002}\n"
+     "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0.2}}, conductivity: 10}]\n",
+     "time.dt: 0.002 exceeds the stability limit dt_max = 0.000440", 4, 23},
+    // Convective and heat-flux faces.
+    {"convective_negative_h", kBase + "boundary: {x+: {type: convective, h: -1, ambient: 300}}\n",
+     "boundary.x+.h: must not be negative, got -1", 5, 38},
+    {"convective_missing_ambient", kBase + "boundary: {all: {type: convective, h: 5}}\n",
+     "missing required key 'boundary.all.ambient'", 5, 17},
+    {"convective_missing_h", kBase + "boundary: {y-: {type: convective, ambient: 5}}\n",
+     "missing required key 'boundary.y-.h'", 5, 16},
+    {"convective_misspelt", kBase + "boundary: {x-: {type: convection, h: 1, ambient: 0}}\n",
+     "boundary.x-.type: unknown value 'convection' (did you mean 'convective'?)", 5, 23},
+    {"convective_on_periodic_axis",
+     kBase + "boundary: {all: {type: periodic}, x-: {type: convective, h: 1, ambient: 0}}\n",
+     "boundary.x-: a convective face cannot lie on a periodic axis (x+ is periodic)", 5, 39},
+    {"heat_flux_on_periodic_axis",
+     kBase + "boundary: {z-: {type: periodic}, z+: {type: heat_flux, value: 5}}\n",
+     "boundary.z+: a heat_flux face cannot lie on a periodic axis (z- is periodic)", 5, 38},
+    {"heat_flux_wrong_key", kBase + "boundary: {x-: {type: heat_flux, flux: 5}}\n",
+     "unknown key 'flux' in 'boundary.x-'", 5, 34},
 };
 
 INSTANTIATE_TEST_SUITE_P(Table, BadDeckTest, ::testing::ValuesIn(kBadDecks),
