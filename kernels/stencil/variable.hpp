@@ -9,6 +9,7 @@
 //   Residual  out = (f - m_i u) + L(u)              r = f - A u
 //   Apply     out = m_i u - L(u)                    y = A u
 //   Jacobi    out = u + omega ((f - m_i u) + L(u)) / (m_i + sum_f w_f)
+//   Combine   out = (m_i u + a L(u)) + b f              an implicit step's right side
 // with every operation rounded on its own, in the order of variable_point(), on every backend
 // (the CUDA kernels use __fadd_rn/__fmul_rn/__fdiv_rn): CPU and GPU results agree bit for bit.
 #pragma once
@@ -19,7 +20,7 @@
 
 namespace heatsolve {
 
-enum class VariableForm { Step, Residual, Apply, Jacobi };
+enum class VariableForm { Step, Residual, Apply, Jacobi, Combine };
 
 template <typename T>
 struct VariableCoeffs {
@@ -29,8 +30,9 @@ struct VariableCoeffs {
   const T* mass = nullptr;   // m per cell; null: 0 (Poisson)
   const T* scale = nullptr;  // Step: 1/(rho cp) per cell
   VariableForm form = VariableForm::Step;
-  T dt = 0;     // Step
-  T omega = 1;  // Jacobi
+  T dt = 0;        // Step
+  T omega = 1;     // Jacobi
+  T a = 0, b = 0;  // Combine
 };
 
 // The rounded operations the kernels share (host: plain operators; the host build contracts
@@ -90,6 +92,10 @@ HS_HOST_DEVICE inline T variable_point(const VariableCoeffs<T>& c, const T* u, c
       const T mu = Ops::mul(m, uc);
       const T r = Ops::add(f ? Ops::sub(f[i], mu) : -mu, l);
       return Ops::add(uc, Ops::mul(c.omega, Ops::div(r, d)));
+    }
+    case VariableForm::Combine: {
+      const T v = Ops::add(Ops::mul(m, uc), Ops::mul(c.a, l));
+      return f ? Ops::add(v, Ops::mul(c.b, f[i])) : v;
     }
   }
   return uc;

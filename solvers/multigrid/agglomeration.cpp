@@ -45,7 +45,8 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, Back
     opts.agree_timings = nullptr;
     agg->backend = make_backend<T>(kind, opts);
   }
-  for (int f = 0; f < 6; ++f) agg->global_zero_faces[f] = {global_faces[f].type, 0.0};
+  for (int f = 0; f < 6; ++f)
+    agg->global_zero_faces[f] = {global_faces[f].type, 0.0, global_faces[f].coeff};
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
   // Blocks travel as their padded local arrays (one ghost layer); rank 0 copies each into or
   // out of the global padded array. Coarse levels are small: simplicity over bandwidth.
@@ -56,19 +57,25 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, Back
     g.nz = global_coarse.dims == 3 ? all[6 * r + 5] : 1;
     return g;
   };
-  const auto copy_block = [all, global_coarse, local_grid](int r, T* local, T* global,
-                                                           bool to_global) {
+  // face_axis >= 0 (into the global grid only): the upper face along that axis too, for the
+  // blocks at the global grid's upper end.
+  const auto copy_block = [all, global_coarse, local_grid](int r, auto* local, auto* global,
+                                                           bool to_global, int face_axis = -1) {
     const GridDesc lg = local_grid(r);
     const GridDesc& gg = global_coarse;
     const bool d3 = gg.dims == 3;
     const int o[3] = {all[6 * r], all[6 * r + 1], d3 ? all[6 * r + 2] : 0};
     // Interior only into the global grid; interior plus one ghost layer out of it.
     const int lo = to_global ? 0 : -1;
-    for (int k = d3 ? lo : 0; k < (d3 ? lg.nz - lo : 1); ++k)
-      for (int j = lo; j < lg.ny - lo; ++j)
-        for (int i = lo; i < lg.nx - lo; ++i) {
-          T& l = local[lg.index(i, j, k)];
-          T& g = global[gg.index(o[0] + i, o[1] + j, o[2] + k)];
+    const int n[3] = {lg.nx, lg.ny, lg.nz};
+    const int gn[3] = {gg.nx, gg.ny, gg.nz};
+    int up[3] = {0, 0, 0};
+    if (face_axis >= 0 && o[face_axis] + n[face_axis] == gn[face_axis]) up[face_axis] = 1;
+    for (int k = d3 ? lo : 0; k < (d3 ? lg.nz - lo + up[2] : 1); ++k)
+      for (int j = lo; j < lg.ny - lo + up[1]; ++j)
+        for (int i = lo; i < lg.nx - lo + up[0]; ++i) {
+          auto& l = local[lg.index(i, j, k)];
+          auto& g = global[gg.index(o[0] + i, o[1] + j, o[2] + k)];
           if (to_global)
             g = l;
           else
@@ -88,6 +95,21 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, Back
                 type, 0, comm);
     if (rank != 0) return;
     for (int r = 0; r < size; ++r) copy_block(r, buffer->data() + displs[r], global.data(), true);
+  };
+  agg->gather_faces = [=](const std::vector<T>& local, std::vector<T>& global, int axis) {
+    std::vector<T> staged(rank == 0 ? std::size_t(total) : 0);
+    MPI_Gatherv(local.data(), int(local.size()), type, staged.data(), counts.data(), displs.data(),
+                type, 0, comm);
+    if (rank != 0) return;
+    for (int r = 0; r < size; ++r)
+      copy_block(r, staged.data() + displs[r], global.data(), true, axis);
+  };
+  agg->gather_double = [=](const std::vector<double>& local, std::vector<double>& global) {
+    std::vector<double> staged(rank == 0 ? std::size_t(total) : 0);
+    MPI_Gatherv(local.data(), int(local.size()), MPI_DOUBLE, staged.data(), counts.data(),
+                displs.data(), MPI_DOUBLE, 0, comm);
+    if (rank != 0) return;
+    for (int r = 0; r < size; ++r) copy_block(r, staged.data() + displs[r], global.data(), true);
   };
   agg->scatter = [=](const std::vector<T>& global, std::vector<T>& local) {
     if (rank == 0)

@@ -26,6 +26,12 @@ struct Agglomeration {
   std::unique_ptr<Backend<T>> backend;
   bool root = false;  // this rank solves the coarse levels
   std::function<void(const std::vector<T>& local, std::vector<T>& global)> gather;
+  // gather() of a face array along `axis` (kernels/stencil/variable.hpp: each cell's lower
+  // face), with the upper boundary faces the blocks at the grid's upper end hold in their
+  // ghost layer. Collective, at set-up.
+  std::function<void(const std::vector<T>& local, std::vector<T>& global, int axis)> gather_faces;
+  // gather() of a double field whatever T is (coefficients at set-up, as exact as serial).
+  std::function<void(const std::vector<double>& local, std::vector<double>& global)> gather_double;
   std::function<void(const std::vector<T>& global, std::vector<T>& local)> scatter;
 };
 

@@ -145,10 +145,41 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     local.hz = gc.hz;
     levels_.push_back(make_level(fine.coarsened(FieldSpace<T>(backend, local)), true));
     stage_local_.resize(local.padded_size());
+    // Variable coefficients: the blocks' coarse resistances and mass gathered into the global
+    // level's (collective).
+    auto global_level = std::make_shared<ConductanceLevel>();
+    std::vector<T> global_mass;
+    if (fine.is_variable()) {
+      const HelmholtzOperator<T>& lc = levels_[1].op;
+      const ConductanceLevel& mine = lc.conductance();
+      global_level->g = gc;
+      const auto gather = [&](const std::vector<double>& local, std::vector<double>& global) {
+        global.resize(agg_->root ? gc.padded_size() : 0);
+        agg_->gather_double(local, global);
+      };
+      if (!mine.k.empty()) {  // gathered at the finest level itself
+        gather(mine.k, global_level->k);
+      } else {
+        for (int b = 0; b < 2 * gf.dims; ++b) gather(mine.half[b], global_level->half[b]);
+      }
+      const std::vector<T> mass = lc.host_mass();
+      if (!mass.empty()) {
+        global_mass.resize(agg_->root ? gc.padded_size() : 0);
+        agg_->gather(mass, global_mass);
+      }
+    }
     if (agg_->root) {
       Backend<T>& be = agg_->backend ? *agg_->backend : backend;
-      const HelmholtzOperator<T> global(FieldSpace<T>(be, gc), agg_->global_zero_faces,
-                                        fine.sigma(), fine.alpha());
+      BoundaryFaces fixed = agg_->global_zero_faces;  // the variable kernels' rules
+      for (FaceBC& f : fixed)
+        if (f.type != BoundaryType::Periodic) f = FaceBC{BoundaryType::Fixed, 0.0};
+      if (fine.is_variable()) wrap_periodic(*global_level, fixed);
+      const HelmholtzOperator<T> global =
+          fine.is_variable()
+              ? fine.with_level(FieldSpace<T>(be, gc), global_level,
+                                exterior_resistances(agg_->global_zero_faces), global_mass, fixed)
+              : HelmholtzOperator<T>(FieldSpace<T>(be, gc), agg_->global_zero_faces, fine.sigma(),
+                                     fine.alpha(), {}, fine.conductivity());
       // Gathered at the finest level (blocks that do not halve evenly): the ranks have
       // smoothed it; rank 0 corrects from its coarser levels only, as the serial cycle does.
       coarse_ = std::unique_ptr<Multigrid<T>>(
@@ -174,7 +205,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle.
   // A decomposed hierarchy's local coarse level is never swept: no tuning (a collective).
-  if (!agg_)
+  // Variable coefficients have one kernel: nothing to tune.
+  if (!agg_ && !fine.is_variable())
     for (std::size_t l = 1; l < levels_.size(); ++l) backend.prepare(grid(int(l)));
   timing_.per_level.assign(levels_.size(), 0.0);
 }
@@ -283,7 +315,7 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
     visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
     PhaseTimer<T> t(backend, timing_.transfer);
-    lc.op.fill(lc.u->data(), coarse);
+    lc.op.fill_for_interpolation(lc.u->data());
     backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio, settings_.prolongation);
   }
   if (smoothed) smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
@@ -318,7 +350,7 @@ void Multigrid<T>::agglomerated_correction(T* x, MultigridCycle type) {
         coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
       coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), MultigridCycle::V, zero);
     }
-    global.backend().apply_boundary(agg_corr_->data(), global.grid(), global.faces(zero));
+    global.fill_for_interpolation(agg_corr_->data());
     agg_corr_->copy_to_host(stage_global_.data());
   }
   agg_->scatter(stage_global_, stage_local_);

@@ -15,6 +15,7 @@ namespace heatsolve {
 template <typename T>
 class FieldSpace {
  public:
+  FieldSpace() = default;
   // `global_sum`: sum over the ranks that share the grid; unset: this grid alone.
   FieldSpace(Backend<T>& backend, const GridDesc& g, std::function<double(double)> global_sum = {})
       : backend_(&backend), g_(g), global_sum_(std::move(global_sum)) {}
@@ -47,7 +48,7 @@ class FieldSpace {
   std::unique_ptr<Array<T>> allocate() const { return backend_->allocate(g_.padded_size()); }
 
  private:
-  Backend<T>* backend_;
+  Backend<T>* backend_ = nullptr;
   GridDesc g_;
   std::function<double(double)> global_sum_;
 };

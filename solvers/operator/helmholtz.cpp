@@ -1,85 +1,222 @@
 #include "solvers/operator/helmholtz.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
 #include <utility>
 
+#include "solvers/problem/materials.hpp"
+
 namespace heatsolve {
+
+namespace {
+
+BoundaryFaces zero_values(BoundaryFaces faces) {
+  for (FaceBC& f : faces) f.value = 0;
+  return faces;
+}
+
+double spacing(const GridDesc& g, int a) {
+  return a == 0 ? g.hx : a == 1 ? g.hy : g.hz;
+}
+int extent(const GridDesc& g, int a) {
+  return a == 0 ? g.nx : a == 1 ? g.ny : (g.dims == 3 ? g.nz : 1);
+}
+
+template <typename T>
+std::vector<T> to_host(const Array<T>& a) {
+  std::vector<T> h(a.size());
+  a.copy_to_host(h.data());
+  return h;
+}
+
+template <typename T>
+std::shared_ptr<Array<T>> to_device(Backend<T>& b, const std::vector<T>& h) {
+  std::shared_ptr<Array<T>> a = b.allocate(h.size());
+  a->copy_from_host(h.data());
+  return a;
+}
+
+// The coarse cells' mean of their children.
+template <typename T>
+std::vector<T> coarsen_cells(const std::vector<T>& fine, const GridDesc& gf, const GridDesc& gc,
+                             const std::array<int, 3>& r) {
+  std::vector<T> out(gc.padded_size(), T(0));
+  const bool d3 = gf.dims == 3;
+  const int children = r[0] * r[1] * (d3 ? r[2] : 1);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int K = 0; K < extent(gc, 2); ++K)
+    for (int J = 0; J < gc.ny; ++J)
+      for (int I = 0; I < gc.nx; ++I) {
+        double sum = 0;
+        for (int dk = 0; dk < (d3 ? r[2] : 1); ++dk)
+          for (int dj = 0; dj < r[1]; ++dj)
+            for (int di = 0; di < r[0]; ++di)
+              sum += double(fine[gf.index(I * r[0] + di, J * r[1] + dj, d3 ? K * r[2] + dk : 0)]);
+        out[gc.index(I, J, d3 ? K : 0)] = static_cast<T>(sum / children);
+      }
+  return out;
+}
+
+}  // namespace
 
 template <typename T>
 HelmholtzOperator<T>::HelmholtzOperator(FieldSpace<T> space, const BoundaryFaces& faces,
                                         double sigma, double alpha,
-                                        std::function<void(T*)> exchange)
+                                        std::function<void(T*)> exchange, double k)
     : space_(std::move(space)),
-      faces_(faces),
+      deck_faces_(faces),
       sigma_(sigma),
       alpha_(alpha),
+      k_(k),
       exchange_(std::move(exchange)) {
-  for (int f = 0; f < 6; ++f) {
-    zero_faces_[f] = faces[f];
-    zero_faces_[f].value = 0;
-  }
+  set_faces(lower_uniform_faces(faces, grid(), k));
+  for (int f = 0; f < 2 * grid().dims; ++f) anchored_ = anchored_ || anchors(faces_[f]);
   const GridDesc& g = grid();
   diag_ = sigma_ + alpha_ * 2.0 / (g.hx * g.hx) + alpha_ * 2.0 / (g.hy * g.hy) +
           (g.dims == 3 ? alpha_ * 2.0 / (g.hz * g.hz) : 0.0);
 }
 
 template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::variable(FieldSpace<T> space, const BoundaryFaces& faces,
+                                                    OperatorArrays<T> arrays, bool anchored,
+                                                    std::function<void(T*)> exchange) {
+  HelmholtzOperator op;
+  op.space_ = std::move(space);
+  op.deck_faces_ = faces;
+  op.set_faces(faces);
+  op.anchored_ = anchored;
+  op.exchange_ = std::move(exchange);
+  op.arrays_ = std::move(arrays);
+  op.sigma_ = op.arrays_.mass ? 1.0 : 0.0;  // only "zero or not" matters for singular()
+  return op;
+}
+
+template <typename T>
+void HelmholtzOperator<T>::set_faces(const BoundaryFaces& kernel_faces) {
+  faces_ = kernel_faces;
+  zero_faces_ = zero_values(kernel_faces);
+  interpolation_faces_ = zero_faces_;
+}
+
+template <typename T>
+void HelmholtzOperator<T>::fill_for_interpolation(T* x) const {
+  if (exchange_) exchange_(x);
+  backend().apply_boundary(x, grid(), interpolation_faces_);
+}
+
+template <typename T>
 bool HelmholtzOperator<T>::singular() const {
   if (sigma_ != 0.0) return false;
-  // A decomposed grid asks every rank: a block without a Dirichlet face may belong to a
+  // A decomposed grid asks every rank: a block without an anchoring face may belong to a
   // problem that has one (collective then).
-  double dirichlet = 0;
-  for (int f = 0; f < 2 * grid().dims; ++f)
-    if (faces_[f].type == BoundaryType::Dirichlet) dirichlet = 1;
-  return space_.sum_over_ranks(dirichlet) == 0;
+  return space_.sum_over_ranks(anchored_ ? 1.0 : 0.0) == 0;
 }
 
 template <typename T>
-StencilCoeffs<T> HelmholtzOperator<T>::explicit_step(double dt) const {
-  return heat_coeffs<T>(grid(), alpha_, dt);
+SweepForm<T> HelmholtzOperator<T>::explicit_step(double dt) const {
+  SweepForm<T> s;
+  if (!is_variable()) {
+    s.c = heat_coeffs<T>(grid(), alpha_, dt);
+    return s;
+  }
+  s.variable = true;
+  s.v = VariableCoeffs<T>{arrays_.wx->data(),
+                          arrays_.wy->data(),
+                          arrays_.wz ? arrays_.wz->data() : nullptr,
+                          nullptr,
+                          arrays_.scale->data(),
+                          VariableForm::Step,
+                          static_cast<T>(dt)};
+  return s;
 }
 
 template <typename T>
-StencilCoeffs<T> HelmholtzOperator<T>::jacobi() const {
-  return jacobi_coeffs<T>(grid());
+SweepForm<T> HelmholtzOperator<T>::jacobi() const {
+  if (!is_variable()) {
+    SweepForm<T> s;
+    s.c = jacobi_coeffs<T>(grid());
+    return s;
+  }
+  return weighted_jacobi(1.0);
 }
 
 template <typename T>
-StencilCoeffs<T> HelmholtzOperator<T>::weighted_jacobi(double omega) const {
+SweepForm<T> HelmholtzOperator<T>::weighted_jacobi(double omega) const {
+  SweepForm<T> s;
+  if (is_variable()) {
+    s.variable = true;
+    s.v = VariableCoeffs<T>{arrays_.wx->data(),
+                            arrays_.wy->data(),
+                            arrays_.wz ? arrays_.wz->data() : nullptr,
+                            arrays_.mass ? arrays_.mass->data() : nullptr,
+                            nullptr,
+                            VariableForm::Jacobi,
+                            T(0),
+                            static_cast<T>(omega)};
+    return s;
+  }
   // x' = x + omega D^-1 (f - A x) = (1 - omega) x + omega/D (alpha sum_d (x_d- + x_d+)/h_d^2 + f).
   const GridDesc& g = grid();
   const double w = omega / diag_;
-  StencilCoeffs<T> c;
+  StencilCoeffs<T>& c = s.c;
   c.center = static_cast<T>(1.0 - omega);
   c.cx = static_cast<T>(w * alpha_ / (g.hx * g.hx));
   c.cy = static_cast<T>(w * alpha_ / (g.hy * g.hy));
   c.cz = static_cast<T>(g.dims == 3 ? w * alpha_ / (g.hz * g.hz) : 0.0);
   c.source = static_cast<T>(w);
-  return c;
+  return s;
 }
 
 template <typename T>
-StencilCoeffs<T> HelmholtzOperator<T>::residual_form() const {
+SweepForm<T> HelmholtzOperator<T>::residual_form() const {
+  SweepForm<T> s;
+  if (is_variable()) {
+    s.variable = true;
+    s.v = VariableCoeffs<T>{arrays_.wx->data(),
+                            arrays_.wy->data(),
+                            arrays_.wz ? arrays_.wz->data() : nullptr,
+                            arrays_.mass ? arrays_.mass->data() : nullptr,
+                            nullptr,
+                            VariableForm::Residual};
+    return s;
+  }
   // r = f - A x = f - D x + alpha sum_d (x_d- + x_d+)/h_d^2.
   const GridDesc& g = grid();
-  StencilCoeffs<T> c;
+  StencilCoeffs<T>& c = s.c;
   c.center = static_cast<T>(-diag_);
   c.cx = static_cast<T>(alpha_ / (g.hx * g.hx));
   c.cy = static_cast<T>(alpha_ / (g.hy * g.hy));
   c.cz = static_cast<T>(g.dims == 3 ? alpha_ / (g.hz * g.hz) : 0.0);
   c.source = T(1);
-  return c;
+  return s;
 }
 
 template <typename T>
-StencilCoeffs<T> HelmholtzOperator<T>::apply_form() const {
-  StencilCoeffs<T> c = residual_form();
+SweepForm<T> HelmholtzOperator<T>::apply_form() const {
+  SweepForm<T> s = residual_form();
+  if (s.variable) {
+    s.v.form = VariableForm::Apply;
+    return s;
+  }
+  StencilCoeffs<T>& c = s.c;
   c.center = -c.center;
   c.cx = -c.cx;
   c.cy = -c.cy;
   c.cz = -c.cz;
   c.source = T(0);
-  return c;
+  return s;
+}
+
+template <typename T>
+SweepForm<T> HelmholtzOperator<T>::combine(double a, double b) const {
+  if (!is_variable()) throw std::logic_error("HelmholtzOperator::combine: variable operators only");
+  SweepForm<T> s = residual_form();
+  s.v.form = VariableForm::Combine;
+  s.v.a = static_cast<T>(a);
+  s.v.b = static_cast<T>(b);
+  return s;
 }
 
 template <typename T>
@@ -89,15 +226,26 @@ void HelmholtzOperator<T>::fill(T* x, BoundaryMode mode) const {
 }
 
 template <typename T>
-void HelmholtzOperator<T>::residual(T* x, const T* f, T* r, BoundaryMode mode) const {
+void HelmholtzOperator<T>::sweep(T* x, T* out, const T* f, const SweepForm<T>& form,
+                                 BoundaryMode mode) const {
   fill(x, mode);
-  backend().stencil(x, r, f, grid(), residual_form());
+  if (form.variable) {
+    CellRange all;
+    all.hi = {grid().nx, grid().ny, grid().dims == 3 ? grid().nz : 1};
+    backend().stencil_variable(x, out, f, grid(), form.v, all);
+  } else {
+    backend().stencil(x, out, f, grid(), form.c);
+  }
+}
+
+template <typename T>
+void HelmholtzOperator<T>::residual(T* x, const T* f, T* r, BoundaryMode mode) const {
+  sweep(x, r, f, residual_form(), mode);
 }
 
 template <typename T>
 void HelmholtzOperator<T>::apply(T* x, T* y, BoundaryMode mode) const {
-  fill(x, mode);
-  backend().stencil(x, y, nullptr, grid(), apply_form());
+  sweep(x, y, nullptr, apply_form(), mode);
 }
 
 template <typename T>
@@ -107,12 +255,11 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
   const int n = int(weights.size());
   for (int s = 0; s < sweeps; ++s) {
     const int k = n == 1 ? 0 : std::min(reverse ? sweeps - 1 - s : s, n - 1);
-    const StencilCoeffs<T> c = weighted_jacobi(weights[k]);
-    if (!exchange_) {
-      backend().stencil_with_boundary(*cur, *other, f, grid(), c, faces(mode));
+    const SweepForm<T> form = weighted_jacobi(weights[k]);
+    if (!exchange_ && !form.variable) {
+      backend().stencil_with_boundary(*cur, *other, f, grid(), form.c, faces(mode));
     } else {
-      fill(*cur, mode);
-      backend().stencil(*cur, *other, f, grid(), c);
+      sweep(*cur, *other, f, form, mode);
     }
     std::swap(*cur, *other);
   }
@@ -120,7 +267,73 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
 
 template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(FieldSpace<T> space) const {
-  return HelmholtzOperator(std::move(space), zero_faces_, sigma_, alpha_);
+  if (!is_variable())
+    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_, {}, k_);
+  const GridDesc& gf = grid();
+  const GridDesc& gc = space.grid();
+  std::array<int, 3> r{1, 1, 1};
+  for (int a = 0; a < gf.dims; ++a) r[a] = spacing(gc, a) != spacing(gf, a) ? 2 : 1;
+  auto level = std::make_shared<ConductanceLevel>(coarsen(*arrays_.conductance, gc));
+  wrap_periodic(*level, faces_);
+  const std::vector<T> mass =
+      arrays_.mass ? coarsen_cells(host_mass(), gf, gc, r) : std::vector<T>{};
+  return with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+}
+
+template <typename T>
+std::vector<T> HelmholtzOperator<T>::host_mass() const {
+  return arrays_.mass ? to_host(*arrays_.mass) : std::vector<T>{};
+}
+
+template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
+                                                      std::shared_ptr<const ConductanceLevel> level,
+                                                      const Exterior& exterior,
+                                                      const std::vector<T>& mass,
+                                                      const BoundaryFaces& faces) const {
+  Backend<T>& b = space.backend();
+  const auto device = [&](const std::vector<double>& w) {
+    std::vector<T> h(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) h[i] = static_cast<T>(w[i]);
+    return to_device(b, h);
+  };
+  OperatorArrays<T> a;
+  a.wx = device(face_couplings(*level, exterior, 0));
+  a.wy = device(face_couplings(*level, exterior, 1));
+  if (space.grid().dims == 3) a.wz = device(face_couplings(*level, exterior, 2));
+  if (!mass.empty()) a.mass = to_device(b, mass);
+  // A correction's face value with exterior value 0 is u_i R_ext / (R_in + R_ext): the mirror
+  // ghost through it is u_i (R_ext - R_in) / (R_ext + R_in), R_in the face's mean half.
+  BoundaryFaces interpolation = zero_values(faces);
+  const GridDesc& g = level->g;
+  for (int f = 0; f < 2 * g.dims; ++f) {
+    if (std::isnan(exterior[f])) continue;
+    if (std::isinf(exterior[f])) {
+      interpolation[f] = FaceBC{BoundaryType::Neumann, 0.0};
+      continue;
+    }
+    const int ax = f / 2;
+    int hi[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+    hi[ax] = 1;
+    double sum = 0, cells = 0;
+    for (int k = 0; k < hi[2]; ++k)
+      for (int j = 0; j < hi[1]; ++j)
+        for (int i = 0; i < hi[0]; ++i) {
+          int c[3] = {i, j, k};
+          if (f % 2 == 1) c[ax] = (ax == 0 ? g.nx : ax == 1 ? g.ny : g.nz) - 1;
+          const std::int64_t idx = g.index(c[0], c[1], g.dims == 3 ? c[2] : 0);
+          sum += f % 2 == 0 ? level->lower(ax, idx) : level->upper(ax, idx);
+          cells += 1;
+        }
+    const double r_in = sum / cells;
+    interpolation[f] =
+        FaceBC{BoundaryType::Robin, 0.0, (exterior[f] - r_in) / (exterior[f] + r_in)};
+  }
+  a.conductance = std::move(level);
+  a.exterior = exterior;
+  HelmholtzOperator op = variable(std::move(space), faces, std::move(a), anchored_);
+  op.interpolation_faces_ = interpolation;
+  return op;
 }
 
 template class HelmholtzOperator<float>;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "solvers/problem/materials.hpp"
 #include "solvers/run/checkpoint_fields.hpp"
 
 namespace heatsolve {
@@ -28,6 +29,8 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
     exchanger_ = ctx.exchanger_f;
   else
     exchanger_ = ctx.exchanger_d;
+  const Materials& m = cfg.material;
+  source_ = cfg.source;
   BackendOptions options = ctx.backend_options;
   options.source = cfg.source.type != ShapeType::None;
   backend_ = make_backend<T>(cfg.backend, options);
@@ -38,24 +41,88 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
   std::vector<T> host = initial_field();
   u_->copy_from_host(host.data());
   v_->copy_from_host(host.data());  // ghosts of both buffers start defined
-  if (cfg.source.type != ShapeType::None) {
-    // Stored from its separable form, which the backend may generate in its sweeps instead.
-    f_ = backend_->allocate(n);
-    const SeparableSource<T> form = separable_shape<T>(cfg.source, cfg, ctx.domain);
-    fill_separable(host, form, g_);
-    f_->copy_from_host(host.data());
-    backend_->describe_source(f_->data(), g_, &form);
+  for (int f = 0; f < 2 * cfg.dimensions; ++f) anchored_ = anchored_ || anchors(cfg.boundary[f]);
+  if (m.uniform()) {
+    faces_ = lower_uniform_faces(ctx.domain.faces, g_, m.conductivity);
+    // Physical units: heat's source is q / (rho cp) for dT/dt, Poisson's f / k for -Lap u.
+    if (m.physical && source_.type != ShapeType::None) {
+      const double factor =
+          cfg.problem == ProblemType::Heat ? 1.0 / m.heat_capacity() : 1.0 / m.conductivity;
+      source_.value *= factor;
+      source_.amplitude *= factor;
+    }
+    if (source_.type != ShapeType::None) {
+      // Stored from its separable form, which the backend may generate in its sweeps instead.
+      f_ = backend_->allocate(n);
+      const SeparableSource<T> form = separable_shape<T>(source_, cfg, ctx.domain);
+      fill_separable(host, form, g_);
+      f_->copy_from_host(host.data());
+      backend_->describe_source(f_->data(), g_, &form);
+    }
+  } else {
+    VariableProblem<T> vp = variable_problem<T>(cfg, ctx.domain);
+    faces_ = vp.faces;
+    const auto upload = [&](const std::vector<T>& h) {
+      std::shared_ptr<Array<T>> a = backend_->allocate(h.size());
+      a->copy_from_host(h.data());
+      return a;
+    };
+    wx_ = upload(vp.wx);
+    wy_ = upload(vp.wy);
+    if (g_.dims == 3) wz_ = upload(vp.wz);
+    capacity_ = std::move(vp.capacity);
+    conductance_ = vp.conductance;
+    exterior_ = vp.exterior;
+    // The source in W/m^3 plus the heat-flux faces' flux per volume, as the variable
+    // kernels read it.
+    bool flux = false;
+    for (double v : vp.flux_source) flux = flux || v != 0.0;
+    if (source_.type != ShapeType::None || flux) {
+      std::vector<double> q;
+      if (source_.type != ShapeType::None)
+        fill_shape(q, source_, cfg, ctx.domain);
+      else
+        q.assign(n, 0.0);
+      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<T>(q[i] + vp.flux_source[i]);
+      f_ = backend_->allocate(n);
+      f_->copy_from_host(host.data());
+    }
   }
   // After the source is described: "auto" then times the sweeps the run will take.
-  kernel_ = backend_->prepare(g_);
-  for (const FaceBC& face : ctx.domain.faces)
+  kernel_ = variable() ? "variable-coefficient" : backend_->prepare(g_);
+  for (const FaceBC& face : faces_)
     overlap_ = overlap_ || (cfg.overlap && exchanger_ && face.type == BoundaryType::Exchange);
   // With overlap the physical ghosts are filled before the exchange starts, so only the
   // layers next to Exchange faces wait for it: on a z-split GPU run the core is a z slab
   // that the CUDA backend sweeps while the halos travel.
-  core_ = exchange_core_range(g_, ctx.domain.faces);
+  core_ = exchange_core_range(g_, faces_);
   shell_ = shell_ranges(g_, core_);
   global_points_ = static_cast<std::int64_t>(ctx.domain.global.interior_size());
+}
+
+template <typename T>
+HelmholtzOperator<T> Sweeper<T>::make_operator(double sigma, bool explicit_step, bool exchange) {
+  std::function<void(T*)> hook = exchange ? exchange_hook() : std::function<void(T*)>{};
+  if (!variable())
+    return HelmholtzOperator<T>(space(), ctx_.domain.faces, sigma,
+                                explicit_step ? cfg_.diffusivity : 1.0, std::move(hook),
+                                cfg_.material.conductivity);
+  OperatorArrays<T> a;
+  a.wx = wx_;
+  a.wy = wy_;
+  a.wz = wz_;
+  a.conductance = conductance_;
+  a.exterior = exterior_;
+  const auto per_cell = [&](auto value) {
+    std::vector<T> h(capacity_.size());
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(value(double(capacity_[i])));
+    std::shared_ptr<Array<T>> d = backend_->allocate(h.size());
+    d->copy_from_host(h.data());
+    return d;
+  };
+  if (sigma != 0) a.mass = per_cell([sigma](double c) { return sigma * c; });
+  if (explicit_step) a.scale = per_cell([](double c) { return 1.0 / c; });
+  return HelmholtzOperator<T>::variable(space(), faces_, std::move(a), anchored_, std::move(hook));
 }
 
 template <typename T>
@@ -150,7 +217,7 @@ void Sweeper<T>::fill_ghosts(T* u, bool physical) {
       exchanger_->exchange(*backend_, u);
     }
   }
-  if (physical) backend_->apply_boundary(u, g_, ctx_.domain.faces);
+  if (physical) backend_->apply_boundary(u, g_, faces_);
 }
 
 template <typename T>
@@ -171,7 +238,7 @@ template <typename T>
 void Sweeper<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep) {
   if (!overlap_ && rules_in_sweep) {
     fill_ghosts(u, false);
-    backend_->stencil_with_boundary(u, out, f, g_, c, ctx_.domain.faces);
+    backend_->stencil_with_boundary(u, out, f, g_, c, faces_);
     return;
   }
   fill_ghosts(u);
@@ -190,6 +257,33 @@ void Sweeper<T>::sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool
     throw std::logic_error("backend swept the shell regions but not the core");
   exchanger_->send(*backend_);
   pending_ = out;
+}
+
+template <typename T>
+void Sweeper<T>::sweep(T* u, T* out, const T* f, const SweepForm<T>& form, bool rules_in_sweep) {
+  if (!form.variable) {
+    sweep(u, out, f, form.c, rules_in_sweep);
+    return;
+  }
+  fill_ghosts(u);
+  CellRange all;
+  all.hi = {g_.nx, g_.ny, g_.dims == 3 ? g_.nz : 1};
+  if (!overlap_) {
+    backend_->stencil_variable(u, out, f, g_, form.v, all);
+    return;
+  }
+  for (const CellRange& r : shell_) backend_->stencil_variable(u, out, f, g_, form.v, r);
+  exchanger_->begin(*backend_, out);
+  backend_->stencil_variable(u, out, f, g_, form.v, core_);
+  exchanger_->send(*backend_);
+  pending_ = out;
+}
+
+template <typename T>
+int Sweeper<T>::fused_depth(const T* f, const SweepForm<T>& form) {
+  if (!form.variable) return fused_depth(f, form.c);
+  fused_depth_ = 1;  // variable coefficients: single sweeps
+  return 1;
 }
 
 template <typename T>
@@ -233,7 +327,7 @@ int Sweeper<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
   // The margin absorbs whatever its outer ghosts hold, so where the serial run's faces all
   // have rules the fused kernels may apply one there too (Dirichlet 0: any rule would do);
   // otherwise (a periodic face) the serial run takes single steps and so does this one.
-  deep_faces_ = ctx_.domain.faces;
+  deep_faces_ = faces_;
   bool rules_everywhere = true;  // no periodic face: every deck face becomes a ghost rule
   for (int face = 0; face < 2 * g_.dims; ++face)
     rules_everywhere = rules_everywhere && cfg_.boundary[face].type != BoundaryType::Periodic;
@@ -251,7 +345,7 @@ int Sweeper<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
     deep_f_->set_zero();
     copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
     deep_->exchange(*backend_, deep_f_->data());
-    const SeparableSource<T> form = separable_shape<T>(cfg_.source, cfg_, geo.extended_domain);
+    const SeparableSource<T> form = separable_shape<T>(source_, cfg_, geo.extended_domain);
     backend_->describe_source(deep_f_->data(), geo.extended, &form);
   }
   if (automatic) {
@@ -316,7 +410,7 @@ void Sweeper<T>::fused_steps(const T* f, const StencilCoeffs<T>& c, int steps) {
     const int k = std::max(1, fused_depth_);
     for (int left = steps; left > 0;) {
       const int n = std::min(left, k);
-      T* res = backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, ctx_.domain.faces, n);
+      T* res = backend_->stencil_steps(u_->data(), v_->data(), f, g_, c, faces_, n);
       if (res != u_->data()) std::swap(u_, v_);
       left -= n;
     }

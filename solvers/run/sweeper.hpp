@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "solvers/operator/field_space.hpp"
+#include "solvers/operator/helmholtz.hpp"
 #include "solvers/parallel/deep_halo.hpp"
 #include "solvers/solver.hpp"
 
@@ -34,6 +35,16 @@ class Sweeper {
   Backend<T>& backend() { return *backend_; }
   const GridDesc& grid() const { return g_; }  // this rank's block
   const Domain& domain() const { return ctx_.domain; }
+  // The block's faces as the kernels apply them: the deck's, lowered for the materials
+  // (solvers/problem/materials.hpp), Exchange where a neighbour rank fills the ghosts.
+  const BoundaryFaces& faces() const { return faces_; }
+  // Materials by region: the variable-coefficient operator (no fused passes).
+  bool variable() const { return bool(wx_); }
+  // The operator of this block: A = sigma C - div(K grad .) (uniform material: sigma - alpha
+  // Lap with alpha = k/(rho cp) for an explicit step, 1 otherwise). `explicit_step`: it
+  // carries the explicit step's 1/C; `exchange`: it fills Exchange ghosts itself (multigrid,
+  // PCG; sweeps through the Sweeper exchange there).
+  HelmholtzOperator<T> make_operator(double sigma, bool explicit_step, bool exchange);
   std::int64_t global_points() const { return global_points_; }
   const std::string& kernel() const { return kernel_; }
 
@@ -87,6 +98,9 @@ class Sweeper {
   // (callers that never read u's ghosts afterwards) the backend may apply the physical face
   // rules inside the sweep instead of writing u's ghosts.
   void sweep(T* u, T* out, const T* f, const StencilCoeffs<T>& c, bool rules_in_sweep = false);
+  // The same for either representation (variable coefficients: the face rules are always
+  // written into u's ghosts).
+  void sweep(T* u, T* out, const T* f, const SweepForm<T>& form, bool rules_in_sweep = false);
 
   // ---- Temporal blocking ------------------------------------------------------------------
   // The steps per fused pass this run takes (1: single steps), decided at the first call.
@@ -94,6 +108,7 @@ class Sweeper {
   // deep_halo.hpp); with time_block: auto the ranks first time both ways, exchanges
   // included.
   int fused_depth(const T* f, const StencilCoeffs<T>& c);
+  int fused_depth(const T* f, const SweepForm<T>& form);
   int fused_depth_taken() const { return std::max(1, fused_depth_); }
   // Advances u by `steps` (> 1) steps in fused passes: the backend's stencil_steps on the
   // block, or under MPI on the deep halo's extended grid, which then holds the newest state.
@@ -121,6 +136,14 @@ class Sweeper {
   GridDesc g_;
   std::unique_ptr<Backend<T>> backend_;
   std::unique_ptr<Array<T>> u_, v_, f_;
+  BoundaryFaces faces_{};
+  Shape source_;  // the deck's source as the constant kernels take it (scaled for the material)
+  // Variable coefficients (materials by region): face coefficients and rho cp per cell.
+  std::shared_ptr<Array<T>> wx_, wy_, wz_;
+  std::vector<T> capacity_;
+  std::shared_ptr<const ConductanceLevel> conductance_;
+  Exterior exterior_{};
+  bool anchored_ = false;
   std::string kernel_;
   HaloExchanger<T>* exchanger_ = nullptr;
   bool overlap_ = false;  // execution.overlap and at least one Exchange face

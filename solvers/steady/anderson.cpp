@@ -13,7 +13,7 @@ namespace heatsolve {
 
 template <typename T>
 Anderson<T>::Anderson(Sweeper<T>& sweeper)
-    : sw_(sweeper), op_(sweeper.space(), sweeper.domain().faces, 0.0) {}
+    : sw_(sweeper), op_(sweeper.make_operator(0.0, false, false)) {}
 
 template <typename T>
 Footprint Anderson<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
@@ -31,7 +31,8 @@ StepReport Anderson<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
   m_ = std::max(1, cfg.anderson_depth);
   beta_ = cfg.anderson_damping;
-  c_ = op_.jacobi();
+  form_ = op_.jacobi();
+  if (form_.variable) residual_field_ = sw_.allocate();
   const T* f = sw_.source();
   f_norm_ = f ? sw_.norm2(sw_.backend().reduce(f, sw_.grid(), ReduceOp::SumSquares)) : 0.0;
   const std::size_t n_field = sw_.grid().padded_size(), P = stride();
@@ -83,9 +84,9 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
   const T* f = sw_.source();
   T* const Fm = F_->data() + m_ * P;
   T* x = sw_.u().data();
-  sw_.sweep(x, sw_.v().data(), f, c_);
+  sw_.sweep(x, sw_.v().data(), f, form_);
   for (int s = 1; s < every_; ++s) {
-    sw_.sweep(sw_.v().data(), scratch_->data(), f, c_);
+    sw_.sweep(sw_.v().data(), scratch_->data(), f, form_);
     sw_.swap_v(scratch_);
   }
   T* gx = sw_.v().data();
@@ -138,7 +139,8 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
       const double gn = sw_.norm2(backend.reduce(gx, g, ReduceOp::SumSquares));
       residual_ = gn > 0 ? fn / gn : fn;
     } else {
-      residual_ = poisson_residual(sw_, x, f, f_norm_, static_cast<const T*>(nullptr));
+      residual_ = poisson_residual(sw_, x, f, f_norm_, static_cast<const T*>(nullptr), &op_,
+                                   residual_field_.get());
     }
     converged_ = residual_ <= cfg.tolerance;
     fresh = true;

@@ -36,14 +36,14 @@ class Anderson final : public Solver<T> {
 
   Sweeper<T>& sw_;
   HelmholtzOperator<T> op_;
-  StencilCoeffs<T> c_;
+  SweepForm<T> form_;
   int m_ = 1, every_ = 1;
   double beta_ = 1, f_norm_ = 0, residual_ = 0;
   std::int64_t it_ = 0;
   bool converged_ = false;
   // Columns 0..m-1 of F: the dF ring; column m: the current f. Ghost cells stay zero, so
   // products over the padded length equal products over the interior.
-  std::unique_ptr<Array<T>> F_, G_, g_prev_, scratch_;
+  std::unique_ptr<Array<T>> F_, G_, g_prev_, scratch_, residual_field_;
   std::vector<double> gram_, gamma_, coeffs_;
   std::vector<const T*> inputs_;
 };

@@ -6,15 +6,22 @@
 namespace heatsolve {
 
 template <typename T>
-double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous) {
+double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous,
+                        const HelmholtzOperator<T>* op, Array<T>* scratch) {
   Backend<T>& b = sw.backend();
+  const GridDesc& g = sw.grid();
   if (f_norm == 0.0) {
-    const double du = sw.norm2(b.reduce_diff(u, previous, sw.grid(), ReduceOp::SumSquares));
-    const double un = sw.norm2(b.reduce(u, sw.grid(), ReduceOp::SumSquares));
+    const double du = sw.norm2(b.reduce_diff(u, previous, g, ReduceOp::SumSquares));
+    const double un = sw.norm2(b.reduce(u, g, ReduceOp::SumSquares));
     return un > 0 ? du / un : du;
   }
   sw.fill_ghosts(u);
-  return sw.norm2(b.reduce_residual(u, f, sw.grid(), ReduceOp::SumSquares)) / f_norm;
+  if (!op || !op->is_variable())
+    return sw.norm2(b.reduce_residual(u, f, g, ReduceOp::SumSquares)) / f_norm;
+  CellRange all;
+  all.hi = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  b.stencil_variable(u, scratch->data(), f, g, op->residual_form().v, all);
+  return sw.norm2(b.reduce(scratch->data(), g, ReduceOp::SumSquares)) / f_norm;
 }
 
 bool restarted_converged(const CheckpointState* restored, double tolerance) {
@@ -25,7 +32,7 @@ bool restarted_converged(const CheckpointState* restored, double tolerance) {
 
 template <typename T>
 Jacobi<T>::Jacobi(Sweeper<T>& sweeper)
-    : sw_(sweeper), op_(sweeper.space(), sweeper.domain().faces, 0.0) {}
+    : sw_(sweeper), op_(sweeper.make_operator(0.0, false, false)) {}
 
 template <typename T>
 Footprint Jacobi<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
@@ -39,7 +46,8 @@ Footprint Jacobi<T>::footprint(const Config& cfg, const GridDesc& local, bool de
 template <typename T>
 StepReport Jacobi<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
-  c_ = op_.jacobi();
+  form_ = op_.jacobi();
+  if (form_.variable) scratch_ = sw_.allocate();
   const T* f = sw_.source();
   f_norm_ = f ? sw_.norm2(sw_.backend().reduce(f, sw_.grid(), ReduceOp::SumSquares)) : 0.0;
   residual_ = restored ? restored->residual : std::numeric_limits<double>::infinity();
@@ -48,7 +56,7 @@ StepReport Jacobi<T>::start(const CheckpointState* restored) {
   check_ = std::max(1, cfg.check_every);
   // Temporal blocking (kernel: temporal, one rank): the sweeps before a residual check run as
   // fused passes of the backend's k (Backend::stencil_steps: the same sweeps).
-  fused_ = sw_.fused_depth(f, c_) > 1;
+  fused_ = sw_.fused_depth(f, form_) > 1;
   StepReport r = report(false);
   r.done = converged_ || it_ >= cfg.max_iterations;
   return r;
@@ -67,20 +75,21 @@ StepReport Jacobi<T>::advance(std::int64_t count, Monitor monitor) {
   const T* f = sw_.source();
   const std::int64_t block = count - 1;  // the last sweep runs alone
   if (block > 1) {
-    sw_.fused_steps(f, c_, int(block));
+    sw_.fused_steps(f, form_.c, int(block));  // fused passes: constant coefficients only
   } else if (block == 1) {
-    sw_.sweep(sw_.u().data(), sw_.v().data(), f, c_, true);
+    sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
     sw_.swap_uv();
   }
   it_ += block;
   sw_.sync_state();
   // Nothing reads u's ghosts after the sweep (the residual fills v's): the rules may be
   // applied inside it.
-  sw_.sweep(sw_.u().data(), sw_.v().data(), f, c_, true);
+  sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
   ++it_;
   bool fresh = false;
   if (it_ % check_ == 0 || it_ == cfg.max_iterations) {
-    residual_ = poisson_residual(sw_, sw_.v().data(), f, f_norm_, sw_.u().data());
+    residual_ =
+        poisson_residual(sw_, sw_.v().data(), f, f_norm_, sw_.u().data(), &op_, scratch_.get());
     converged_ = residual_ <= cfg.tolerance;
     fresh = true;
   }
@@ -102,9 +111,10 @@ StepReport Jacobi<T>::report(bool fresh) const {
 
 template class Jacobi<float>;
 template class Jacobi<double>;
-template double poisson_residual<float>(Sweeper<float>&, float*, const float*, double,
-                                        const float*);
+template double poisson_residual<float>(Sweeper<float>&, float*, const float*, double, const float*,
+                                        const HelmholtzOperator<float>*, Array<float>*);
 template double poisson_residual<double>(Sweeper<double>&, double*, const double*, double,
-                                         const double*);
+                                         const double*, const HelmholtzOperator<double>*,
+                                         Array<double>*);
 
 }  // namespace heatsolve

@@ -5,6 +5,8 @@
 // predecessor.
 #pragma once
 
+#include <memory>
+
 #include "solvers/footprint.hpp"
 #include "solvers/operator/helmholtz.hpp"
 #include "solvers/run/solver_interface.hpp"
@@ -30,7 +32,8 @@ class Jacobi final : public Solver<T> {
 
   Sweeper<T>& sw_;
   HelmholtzOperator<T> op_;
-  StencilCoeffs<T> c_;
+  SweepForm<T> form_;
+  std::unique_ptr<Array<T>> scratch_;  // variable coefficients: the residual field
   double f_norm_ = 0, residual_ = 0;
   std::int64_t it_ = 0;
   int check_ = 1;
@@ -39,8 +42,10 @@ class Jacobi final : public Solver<T> {
 
 // The steady residual of u (ghosts refilled here): ||f + Lap u|| / ||f||, or when f = 0 the
 // relative update ||u - previous|| / ||u||.
+//   Variable coefficients: ||f - A u|| / ||f|| through `op`'s residual form into `scratch`.
 template <typename T>
-double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous);
+double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous,
+                        const HelmholtzOperator<T>* op = nullptr, Array<T>* scratch = nullptr);
 
 // A restarted steady solve whose checkpoint holds the converged state.
 bool restarted_converged(const CheckpointState* restored, double tolerance);

@@ -14,8 +14,7 @@ constexpr double kStagnationFactor = 0.95;
 
 template <typename T>
 MultigridSolve<T>::MultigridSolve(Sweeper<T>& sweeper)
-    : sw_(sweeper),
-      op_(sweeper.space(), sweeper.domain().faces, 0.0, 1.0, sweeper.exchange_hook()) {}
+    : sw_(sweeper), op_(sweeper.make_operator(0.0, false, true)) {}
 
 template <typename T>
 Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {

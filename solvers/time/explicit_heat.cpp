@@ -14,8 +14,7 @@ double heat_rate(Sweeper<T>& sw, const T* now, const T* before, double dt) {
 
 template <typename T>
 ExplicitHeat<T>::ExplicitHeat(Sweeper<T>& sweeper)
-    : sw_(sweeper),
-      op_(sweeper.space(), sweeper.domain().faces, 0.0, sweeper.config().diffusivity) {}
+    : sw_(sweeper), op_(sweeper.make_operator(0.0, true, false)) {}
 
 template <typename T>
 Footprint ExplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
@@ -32,9 +31,10 @@ StepReport ExplicitHeat<T>::start(const CheckpointState* restored) {
   steps_ = resolve_time_steps(sw_.config(), restored);
   step_ = steps_.first;
   if (restored) rate_ = restored->residual;
-  c_ = op_.explicit_step(steps_.dt);
-  // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU).
-  depth_ = sw_.fused_depth(sw_.source(), c_);
+  form_ = op_.explicit_step(steps_.dt);
+  // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU and
+  // for variable coefficients).
+  depth_ = sw_.fused_depth(sw_.source(), form_);
   StepReport r;
   r.step = step_;
   r.time = steps_.start_time;
@@ -56,17 +56,19 @@ StepReport ExplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   const bool rate = last || monitor != Monitor::None;
   // Blocks of the run's k, landing where the loop asked; a monitored last step alone.
   const std::int64_t block = rate ? count - 1 : count;
-  if (block > 1) {
-    sw_.fused_steps(f, c_, int(block));
-  } else if (block == 1) {
+  if (block > 1 && !form_.variable) {
+    sw_.fused_steps(f, form_.c, int(block));
+  } else {
     sw_.sync_state();
-    // Nothing reads u's ghosts after this sweep: the rules may be applied inside it.
-    sw_.sweep(sw_.u().data(), sw_.v().data(), f, c_, true);
-    sw_.swap_uv();
+    // Nothing reads u's ghosts after these sweeps: the rules may be applied inside them.
+    for (std::int64_t s = 0; s < block; ++s) {
+      sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
+      sw_.swap_uv();
+    }
   }
   if (rate) {
     sw_.sync_state();
-    sw_.sweep(sw_.u().data(), sw_.v().data(), f, c_, true);
+    sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
     rate_ = heat_rate(sw_, sw_.v().data(), sw_.u().data(), steps_.dt);
     sw_.swap_uv();
   }

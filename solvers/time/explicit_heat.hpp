@@ -31,7 +31,7 @@ class ExplicitHeat final : public Solver<T> {
   Sweeper<T>& sw_;
   HelmholtzOperator<T> op_;
   TimeSteps steps_;
-  StencilCoeffs<T> c_;
+  SweepForm<T> form_;
   std::int64_t step_ = 0;
   int depth_ = 1;    // steps per fused pass
   double rate_ = 0;  // the newest RMS du/dt

@@ -32,10 +32,15 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   step_ = steps_.first;
   if (restored) rate_ = restored->residual;
   const double theta = scheme_theta(cfg.scheme), alpha = cfg.diffusivity;
-  const double sigma = 1.0 / (theta * steps_.dt * alpha), c = (1.0 - theta) / theta;
+  // Uniform material, divided by theta dt alpha: (sigma - Lap) u' = ..., sigma =
+  // 1/(theta dt alpha). Variable coefficients: (C/(theta dt) - div K grad) u' =
+  // C/(theta dt) u + (1-theta)/theta div K grad u + q/theta.
+  const bool variable = sw_.variable();
+  const double sigma = variable ? 1.0 / (theta * steps_.dt) : 1.0 / (theta * steps_.dt * alpha);
+  const double c = (1.0 - theta) / theta;
   const auto t0 = std::chrono::steady_clock::now();
-  op_ = std::make_unique<HelmholtzOperator<T>>(sw_.space(), sw_.domain().faces, sigma, 1.0,
-                                               sw_.exchange_hook());
+  op_ = std::make_unique<HelmholtzOperator<T>>(sw_.make_operator(sigma, false, true));
+  if (variable) rhs_variable_ = op_->combine(c, 1.0 / theta);
   solve_ = std::make_unique<MultigridIteration<T>>(
       *op_, cfg.multigrid, cfg.method,
       plan_agglomeration<T>(sw_.context(), cfg.backend, cfg.boundary));
@@ -66,7 +71,13 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   T* u = sw_.u().data();
   T* b = b_->data();
   sw_.fill_ghosts(u);
-  sw_.backend().stencil(u, b, sw_.source(), sw_.grid(), rhs_);
+  if (rhs_variable_.variable) {
+    CellRange all;
+    all.hi = {sw_.grid().nx, sw_.grid().ny, sw_.grid().dims == 3 ? sw_.grid().nz : 1};
+    sw_.backend().stencil_variable(u, b, sw_.source(), sw_.grid(), rhs_variable_.v, all);
+  } else {
+    sw_.backend().stencil(u, b, sw_.source(), sw_.grid(), rhs_);
+  }
   sw_.v().copy_from(sw_.u());  // u^n, for the rate of change
   const double b_norm = sw_.norm2(sw_.backend().reduce(b, sw_.grid(), ReduceOp::SumSquares));
   double rn = solve_->start(u, b);

@@ -37,7 +37,8 @@ class ImplicitHeat final : public Solver<T> {
   std::unique_ptr<HelmholtzOperator<T>> op_;
   std::unique_ptr<MultigridIteration<T>> solve_;
   std::unique_ptr<Array<T>> b_;  // the right side of a step
-  StencilCoeffs<T> rhs_;
+  StencilCoeffs<T> rhs_;         // the right side's sweep (uniform material)
+  SweepForm<T> rhs_variable_;    // (variable coefficients)
   std::int64_t step_ = 0, cycles_ = 0;
   std::vector<double> factors_;
   double rate_ = 0, setup_seconds_ = 0;

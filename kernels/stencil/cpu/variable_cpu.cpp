@@ -39,6 +39,8 @@ void cpu_stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
       return run(std::integral_constant<VariableForm, VariableForm::Apply>{});
     case VariableForm::Jacobi:
       return run(std::integral_constant<VariableForm, VariableForm::Jacobi>{});
+    case VariableForm::Combine:
+      return run(std::integral_constant<VariableForm, VariableForm::Combine>{});
   }
 }
 

@@ -80,6 +80,8 @@ void launch_stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
       return launch_dims<VariableForm::Apply>(u, out, f, g, c, r, stream);
     case VariableForm::Jacobi:
       return launch_dims<VariableForm::Jacobi>(u, out, f, g, c, r, stream);
+    case VariableForm::Combine:
+      return launch_dims<VariableForm::Combine>(u, out, f, g, c, r, stream);
   }
 }
 

@@ -61,6 +61,8 @@ double reference(VariableForm form, const GridDesc& g, const std::vector<T>& u,
       return mm * uc - l;
     case VariableForm::Jacobi:
       return uc + omega * (ff - mm * uc + l) / d;
+    case VariableForm::Combine:
+      return mm * uc + 0.5 * l + 2.0 * ff;
   }
   return 0;
 }
@@ -94,6 +96,8 @@ struct Case {
     c.form = form;
     c.dt = T(0.01);
     c.omega = T(0.8);
+    c.a = T(0.5);
+    c.b = T(2.0);
     return c;
   }
   std::vector<T> run(Backend<T>& b, VariableForm form, const CellRange& r) const {
@@ -117,7 +121,7 @@ CellRange whole(const GridDesc& g) {
 }
 
 const VariableForm kForms[] = {VariableForm::Step, VariableForm::Residual, VariableForm::Apply,
-                               VariableForm::Jacobi};
+                               VariableForm::Jacobi, VariableForm::Combine};
 
 TEST(VariableStencil, EveryFormMatchesItsDefinition) {
   for (int dims : {2, 3}) {

@@ -15,8 +15,8 @@
 #include "solvers/registry.hpp"
 #include "solvers/run/event_schedule.hpp"
 #include "solvers/run/run_loop.hpp"
-#include "solvers/steady/jacobi.hpp"
 #include "solvers/solver.hpp"
+#include "solvers/steady/jacobi.hpp"
 #include "solvers/steady/pcg.hpp"
 #include "tests/solver_test_util.hpp"
 
@@ -62,7 +62,8 @@ RunResult run_with(const Config& cfg, std::vector<FieldWriter*> writers, bool pr
 TEST(SolverRegistry, EveryDeckMethodHasExactlyOneSolver) {
   std::set<std::string> names;
   for (ProblemType p : {ProblemType::Heat, ProblemType::Poisson})
-    for (TimeScheme s : {TimeScheme::Explicit, TimeScheme::ImplicitEuler, TimeScheme::CrankNicolson})
+    for (TimeScheme s :
+         {TimeScheme::Explicit, TimeScheme::ImplicitEuler, TimeScheme::CrankNicolson})
       for (SolverMethod m : {SolverMethod::Jacobi, SolverMethod::Anderson, SolverMethod::Multigrid,
                              SolverMethod::MultigridCG}) {
         Config c;
@@ -190,8 +191,7 @@ TEST(HelmholtzOperator, FormsAgree) {
   const HelmholtzOperator<double> heat(FieldSpace<double>(backend, g), faces, 0.0, 0.7);
   std::vector<double> ah(g.padded_size());
   heat.apply(x.data(), ah.data(), BoundaryMode::Deck);
-  heat.fill(x.data(), BoundaryMode::Deck);
-  backend.stencil(x.data(), step.data(), f.data(), g, heat.explicit_step(dt));
+  heat.sweep(x.data(), step.data(), f.data(), heat.explicit_step(dt), BoundaryMode::Deck);
   for (int j = 0; j < g.ny; ++j)
     for (int i = 0; i < g.nx; ++i) {
       const auto k = g.index(i, j, 0);
