@@ -27,6 +27,7 @@
 
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
+#include "io/materials.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/parallel/decomposition.hpp"
@@ -108,6 +109,29 @@ BoundaryFaces faces(std::initializer_list<FaceBC> list) {
   return f;
 }
 
+// Materials by region (variable coefficients): a conducting sphere and an insulating box in
+// a base material, with physical units.
+void add_materials(Config& c) {
+  Materials& m = c.material;
+  m.physical = true;
+  m.conductivity = 2.0;
+  m.density = 1.0;
+  m.specific_heat = 1.5;
+  c.diffusivity = m.conductivity / m.heat_capacity();
+  MaterialRegion sphere;
+  sphere.region.kind = RegionKind::Sphere;
+  sphere.region.center = {0.3, 0.6, 0.6};
+  sphere.region.radius = 0.25;
+  sphere.conductivity = 40.0;
+  sphere.density = 2.0;
+  MaterialRegion box;
+  box.region.kind = RegionKind::Box;
+  box.region.lower = {0.5, 0.2, 0.0};
+  box.region.upper = {0.9, 0.5, 1.2};
+  box.conductivity = 0.1;
+  m.regions = {sphere, box};
+}
+
 std::vector<Case> cases() {
   const FaceBC P{BoundaryType::Periodic, 0.0};
   std::vector<Case> out;
@@ -180,6 +204,21 @@ std::vector<Case> cases() {
                         P,
                         P});
     out.push_back({"jacobi3d-periodic-z", c});
+  }
+  {  // 3D materials by region: convective and heat-flux faces, a periodic pair
+    Config c = base_config(3, {16, 14, 12}, 60, Precision::Double);
+    add_materials(c);
+    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
+                        {BoundaryType::HeatFlux, 0.7},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, 0.0}});
+    c.dt = 0.9 * stable_dt_materials(c);
+    c.end_time = c.dt * double(c.steps);
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 3.0;
+    out.push_back({"heat3d-materials", c});
   }
   return out;
 }
@@ -650,6 +689,33 @@ std::vector<Case> multigrid_cases() {
     c.scheme = TimeScheme::CrankNicolson;
     c.method = SolverMethod::MultigridCG;
     out.push_back({"crank-nicolson-mgcg3d", c});
+  }
+  {  // materials by region: mg-cg Poisson and an implicit step, convective and heat-flux faces
+    Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
+    add_materials(c);
+    c.multigrid.prolongation = Prolongation::Constant;
+    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
+                        {BoundaryType::HeatFlux, 0.7},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 3.0;
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"mgcg3d-materials", c});
+    Config h = base_config(3, {20, 16, 12}, 4, Precision::Double);
+    add_materials(h);
+    h.multigrid.prolongation = Prolongation::Constant;
+    h.boundary = c.boundary;
+    h.scheme = TimeScheme::ImplicitEuler;
+    h.method = SolverMethod::MultigridCG;
+    h.dt = 30 * stable_dt_materials(h);
+    h.end_time = h.dt * double(h.steps);
+    h.tolerance = 1e-10;
+    h.max_iterations = 50;
+    h.output_every = 0;
+    out.push_back({"implicit-euler3d-materials", h});
   }
   return out;
 }
