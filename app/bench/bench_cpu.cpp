@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/bench/bench.hpp"
+#include "app/bench/bench_variable.hpp"
 #include "core/boundary.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
@@ -108,6 +109,8 @@ int run_cpu_stencil_bench(int size, int dims, const std::string& precision, bool
     const int bytes = precision == "double" ? 8 : 4;
     const double roofline = r.copy_gbs / (2.0 * bytes);
     const double points = dims == 3 ? double(size) * size * size : double(size) * size;
+    const std::vector<VariableBenchRow> variable =
+        bench_variable(BackendKind::Cpu, size, dims, precision, r.copy_gbs);
     if (json) {
       nlohmann::json j;
       j["backend"] = "cpu";
@@ -125,6 +128,7 @@ int run_cpu_stencil_bench(int size, int dims, const std::string& precision, bool
                            {"effective_gbs", r.effective_gbs},
                            {"pct_of_copy", r.pct_of_copy},
                            {"x_roofline", r.pct_of_copy / 100.0}});
+      j["variable_rows"] = variable_rows_json(variable);
       fmt::print("{}\n", j.dump(2));
       return 0;
     }
@@ -140,6 +144,7 @@ int run_cpu_stencil_bench(int size, int dims, const std::string& precision, bool
     fmt::print("{:<18} {:>9} {:>9} {:>9} {:>7}\n", "variant", "ms/step", "GPt/s", "GB/s", "%copy");
     fmt::print("{:<18} {:>9.3f} {:>9.4f} {:>9.2f} {:>6.1f}%\n", "cpu-openmp", r.ms_per_step,
                r.gpoints_per_s, r.effective_gbs, r.pct_of_copy);
+    print_variable_rows(variable);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "heatsolve bench: {}\n", e.what());

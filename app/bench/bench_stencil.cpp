@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/bench/bench.hpp"
+#include "app/bench/bench_variable.hpp"
 
 namespace heatsolve {
 
@@ -26,6 +27,8 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
       return 1;
     }
     const StencilBenchRow& r0 = rows.front();
+    const std::vector<VariableBenchRow> variable =
+        bench_variable(BackendKind::Cuda, size, dims, precision, r0.copy_gbs);
     if (json) {
       nlohmann::json j;
       j["device"] = r0.device;
@@ -47,6 +50,7 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
                              {"steps_per_pass", r.steps_per_pass},
                              {"x_roofline", r.x_roofline},
                              {"speedup_vs_naive", r.speedup_vs_naive}});
+      j["variable_rows"] = variable_rows_json(variable);
       fmt::print("{}\n", j.dump(2));
       return 0;
     }
@@ -77,6 +81,7 @@ int run_stencil_bench(const StencilBenchOptions& o, bool json) {
         "count all k steps; temporal-memory: the same pass's loads, edge rows, barriers and "
         "stores without the arithmetic, at the same blocks per SM: what its memory traffic "
         "alone costs)\n");
+    print_variable_rows(variable);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "heatsolve bench: {}\n", e.what());
