@@ -63,7 +63,7 @@ template void fill_random_device<double>(double*, std::size_t, unsigned long lon
 // indexing (59 us at 512^3 on an H200): the heat loop avoids this pass where the sweep
 // applies the rules itself (Backend::stencil_with_boundary).
 template <typename T>
-__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, GhostRules<T> rules) {
+__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, AffineGhostRules<T> rules) {
   const int face = blockIdx.z;
   const bool periodic = (rules.periodic >> face) & 1u;
   if (!periodic && !((rules.active >> face) & 1u)) return;  // Exchange: left untouched
@@ -193,7 +193,7 @@ class CudaBackend final : public Backend<T> {
     const dim3 block(d3 ? 32 : 256, d3 ? 8 : 1);
     const int max_a = std::max(g.nx, g.ny), max_b = d3 ? std::max(g.ny, g.nz) : 1;
     const dim3 grid((max_a + block.x - 1) / block.x, (max_b + block.y - 1) / block.y, d3 ? 6 : 4);
-    apply_boundary_kernel<T><<<grid, block, 0, stream_>>>(u, g, ghost_rules<T>(g, bc));
+    apply_boundary_kernel<T><<<grid, block, 0, stream_>>>(u, g, affine_ghost_rules<T>(g, bc));
     CUDA_CHECK_LAUNCH();
   }
 

@@ -227,8 +227,12 @@ StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>&
 
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc) {
   if (!stencil_variant_row(v).rules_in_sweep) return false;
+  // The in-sweep rules are Dirichlet and Neumann (GhostRules); Robin and Fixed faces take the
+  // ghost-fill pass.
   for (const FaceBC& face : bc)
-    if (face.type == BoundaryType::Periodic) return false;
+    if (face.type == BoundaryType::Periodic || face.type == BoundaryType::Robin ||
+        face.type == BoundaryType::Fixed)
+      return false;
   return true;
 }
 
