@@ -250,6 +250,23 @@ void RunLoop<T>::progress(const StepReport& r, bool force) {
                             ? double(sweeper_.global_points()) * double(done) / p.elapsed_seconds
                             : 0;
   p.eta_seconds = done > 0 ? p.elapsed_seconds * double(p.total - r.step) / double(done) : -1;
+  // A steady solve ends at its tolerance, not at max_iterations: its remaining iterations
+  // follow from the convergence rate so far (the history's mean factor per iteration).
+  if (!solver_.transient()) {
+    p.eta_seconds = -1;
+    if (done > 0 && history_.size() >= 2) {
+      const auto& [s0, r0] = history_.front();
+      const auto& [s1, r1] = history_.back();
+      const double factor =
+          s1 > s0 && r0 > 0 && r1 > 0 ? std::pow(r1 / r0, 1.0 / double(s1 - s0)) : 1.0;
+      if (factor < 1.0 && r1 > cfg_.tolerance) {
+        const double left = std::log(cfg_.tolerance / r1) / std::log(factor);
+        p.eta_seconds = p.elapsed_seconds / double(done) * std::min(left, double(p.total - r.step));
+      } else if (r1 <= cfg_.tolerance) {
+        p.eta_seconds = 0;
+      }
+    }
+  }
   ctx_.on_progress(p);
 }
 

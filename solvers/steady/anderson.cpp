@@ -34,7 +34,7 @@ StepReport Anderson<T>::start(const CheckpointState* restored) {
   form_ = op_.jacobi();
   if (form_.variable) residual_field_ = sw_.allocate();
   const T* f = sw_.source();
-  f_norm_ = f ? sw_.norm2(sw_.backend().reduce(f, sw_.grid(), ReduceOp::SumSquares)) : 0.0;
+  reference_ = initial_residual_norm(sw_, op_, f, restored != nullptr, residual_field_.get());
   const std::size_t n_field = sw_.grid().padded_size(), P = stride();
   F_ = sw_.backend().allocate((m_ + 1) * P);
   G_ = sw_.backend().allocate(m_ * P);
@@ -134,14 +134,8 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
   const int check = std::max(1, cfg.check_every);
   bool fresh = false;
   if (it_ % check == 0 || it_ == cfg.max_iterations) {
-    if (f_norm_ == 0.0) {  // relative update of the plain Jacobi step, ||g - x|| / ||g||
-      const double fn = sw_.norm2(backend.reduce(Fm, g, ReduceOp::SumSquares));
-      const double gn = sw_.norm2(backend.reduce(gx, g, ReduceOp::SumSquares));
-      residual_ = gn > 0 ? fn / gn : fn;
-    } else {
-      residual_ = poisson_residual(sw_, x, f, f_norm_, static_cast<const T*>(nullptr), &op_,
-                                   residual_field_.get());
-    }
+    const double rn = residual_norm(sw_, op_, x, f, residual_field_.get());
+    residual_ = reference_ > 0 ? rn / reference_ : rn;
     converged_ = residual_ <= cfg.tolerance;
     fresh = true;
   }

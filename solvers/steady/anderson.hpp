@@ -38,7 +38,7 @@ class Anderson final : public Solver<T> {
   HelmholtzOperator<T> op_;
   SweepForm<T> form_;
   int m_ = 1, every_ = 1;
-  double beta_ = 1, f_norm_ = 0, residual_ = 0;
+  double beta_ = 1, reference_ = 1, residual_ = 0;
   std::int64_t it_ = 0;
   bool converged_ = false;
   // Columns 0..m-1 of F: the dF ring; column m: the current f. Ghost cells stay zero, so

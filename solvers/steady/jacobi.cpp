@@ -6,22 +6,26 @@
 namespace heatsolve {
 
 template <typename T>
-double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous,
-                        const HelmholtzOperator<T>* op, Array<T>* scratch) {
+double residual_norm(Sweeper<T>& sw, const HelmholtzOperator<T>& op, T* u, const T* f,
+                     Array<T>* scratch) {
   Backend<T>& b = sw.backend();
   const GridDesc& g = sw.grid();
-  if (f_norm == 0.0) {
-    const double du = sw.norm2(b.reduce_diff(u, previous, g, ReduceOp::SumSquares));
-    const double un = sw.norm2(b.reduce(u, g, ReduceOp::SumSquares));
-    return un > 0 ? du / un : du;
-  }
   sw.fill_ghosts(u);
-  if (!op || !op->is_variable())
-    return sw.norm2(b.reduce_residual(u, f, g, ReduceOp::SumSquares)) / f_norm;
+  if (!op.is_variable()) return sw.norm2(b.reduce_residual(u, f, g, ReduceOp::SumSquares));
   CellRange all;
   all.hi = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
-  b.stencil_variable(u, scratch->data(), f, g, op->residual_form().v, all);
-  return sw.norm2(b.reduce(scratch->data(), g, ReduceOp::SumSquares)) / f_norm;
+  b.stencil_variable(u, scratch->data(), f, g, op.residual_form().v, all);
+  return sw.norm2(b.reduce(scratch->data(), g, ReduceOp::SumSquares));
+}
+
+template <typename T>
+double initial_residual_norm(Sweeper<T>& sw, const HelmholtzOperator<T>& op, const T* f,
+                             bool restarted, Array<T>* scratch) {
+  if (!restarted) return residual_norm(sw, op, sw.u().data(), f, scratch);
+  // The deck's initial field in v (whose values the method does not need yet).
+  const std::vector<T> initial = sw.initial_field();
+  sw.v().copy_from_host(initial.data());
+  return residual_norm(sw, op, sw.v().data(), f, scratch);
 }
 
 bool restarted_converged(const CheckpointState* restored, double tolerance) {
@@ -49,7 +53,7 @@ StepReport Jacobi<T>::start(const CheckpointState* restored) {
   form_ = op_.jacobi();
   if (form_.variable) scratch_ = sw_.allocate();
   const T* f = sw_.source();
-  f_norm_ = f ? sw_.norm2(sw_.backend().reduce(f, sw_.grid(), ReduceOp::SumSquares)) : 0.0;
+  reference_ = initial_residual_norm(sw_, op_, f, restored != nullptr, scratch_.get());
   residual_ = restored ? restored->residual : std::numeric_limits<double>::infinity();
   it_ = restored ? restored->step : 0;
   converged_ = restarted_converged(restored, cfg.tolerance);
@@ -88,8 +92,8 @@ StepReport Jacobi<T>::advance(std::int64_t count, Monitor monitor) {
   ++it_;
   bool fresh = false;
   if (it_ % check_ == 0 || it_ == cfg.max_iterations) {
-    residual_ =
-        poisson_residual(sw_, sw_.v().data(), f, f_norm_, sw_.u().data(), &op_, scratch_.get());
+    const double rn = residual_norm(sw_, op_, sw_.v().data(), f, scratch_.get());
+    residual_ = reference_ > 0 ? rn / reference_ : rn;
     converged_ = residual_ <= cfg.tolerance;
     fresh = true;
   }
@@ -111,10 +115,13 @@ StepReport Jacobi<T>::report(bool fresh) const {
 
 template class Jacobi<float>;
 template class Jacobi<double>;
-template double poisson_residual<float>(Sweeper<float>&, float*, const float*, double, const float*,
-                                        const HelmholtzOperator<float>*, Array<float>*);
-template double poisson_residual<double>(Sweeper<double>&, double*, const double*, double,
-                                         const double*, const HelmholtzOperator<double>*,
-                                         Array<double>*);
+template double residual_norm<float>(Sweeper<float>&, const HelmholtzOperator<float>&, float*,
+                                     const float*, Array<float>*);
+template double residual_norm<double>(Sweeper<double>&, const HelmholtzOperator<double>&, double*,
+                                      const double*, Array<double>*);
+template double initial_residual_norm<float>(Sweeper<float>&, const HelmholtzOperator<float>&,
+                                             const float*, bool, Array<float>*);
+template double initial_residual_norm<double>(Sweeper<double>&, const HelmholtzOperator<double>&,
+                                              const double*, bool, Array<double>*);
 
 }  // namespace heatsolve

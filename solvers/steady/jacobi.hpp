@@ -34,18 +34,25 @@ class Jacobi final : public Solver<T> {
   HelmholtzOperator<T> op_;
   SweepForm<T> form_;
   std::unique_ptr<Array<T>> scratch_;  // variable coefficients: the residual field
-  double f_norm_ = 0, residual_ = 0;
+  double reference_ = 1, residual_ = 0;
   std::int64_t it_ = 0;
   int check_ = 1;
   bool fused_ = false, converged_ = false;
 };
 
-// The steady residual of u (ghosts refilled here): ||f + Lap u|| / ||f||, or when f = 0 the
-// relative update ||u - previous|| / ||u||.
-//   Variable coefficients: ||f - A u|| / ||f|| through `op`'s residual form into `scratch`.
+// ||f - A u|| over all ranks (u's ghosts filled here with the deck's faces: the boundary data
+// are part of it). Variable coefficients go through `op`'s residual form into `scratch`.
 template <typename T>
-double poisson_residual(Sweeper<T>& sw, T* u, const T* f, double f_norm, const T* previous,
-                        const HelmholtzOperator<T>* op = nullptr, Array<T>* scratch = nullptr);
+double residual_norm(Sweeper<T>& sw, const HelmholtzOperator<T>& op, T* u, const T* f,
+                     Array<T>* scratch = nullptr);
+
+// Every steady method's stopping test (docs/deck.md "solver"): ||f - A u|| relative to the
+// same norm of the deck's initial field, whatever a checkpoint holds, so that a restarted
+// solve stops where the uninterrupted one does. Computed once at the start (u's interior is
+// borrowed from v meanwhile when restarted); 0 when the initial field solves the problem.
+template <typename T>
+double initial_residual_norm(Sweeper<T>& sw, const HelmholtzOperator<T>& op, const T* f,
+                             bool restarted, Array<T>* scratch = nullptr);
 
 // A restarted steady solve whose checkpoint holds the converged state.
 bool restarted_converged(const CheckpointState* restored, double tolerance);
