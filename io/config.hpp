@@ -13,6 +13,7 @@
 #include "core/execution.hpp"
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
+#include "core/time_table.hpp"
 
 namespace heatsolve {
 
@@ -50,6 +51,27 @@ struct Shape {
   double width = 0;      // gaussian
   std::array<double, 3> center{0, 0, 0};
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};
+  // Time dependence (`source` entries of heat decks, docs/deck.md "Time-varying inputs"): the
+  // deck's table for `value` / `amplitude` when it gave one instead of a number; `value` and
+  // `amplitude` above then hold the table's value at t = 0. Absent: constant.
+  std::optional<TimeTable> value_table, amplitude_table;
+
+  double value_at(double t) const { return value_table ? value_table->at(t) : value; }
+  double amplitude_at(double t) const {
+    return amplitude_table ? amplitude_table->at(t) : amplitude;
+  }
+  // Whether value or amplitude changes with time.
+  bool varies() const {
+    return (value_table && !value_table->constant()) ||
+           (amplitude_table && !amplitude_table->constant());
+  }
+  // This shape with `value` and `amplitude` at time t (the tables kept).
+  Shape at(double t) const {
+    Shape s = *this;
+    s.value = value_at(t);
+    s.amplitude = amplitude_at(t);
+    return s;
+  }
 };
 
 // A part of the domain that a `materials` entry applies to: a cell belongs to it when its
@@ -112,8 +134,17 @@ struct Config {
   double safety = 0.9;
   TimeScheme scheme = TimeScheme::Explicit;
 
+  // `source` as the deck gave it: one mapping (`source`; type None when absent) or a list of
+  // shapes that are summed (`sources`: every term, in deck order; empty = no source). A single
+  // mapping that is not `none` is also sources[0]; with a list of several, `source` is the
+  // first of them and only `sources` describes the whole source.
   Shape initial, source;
-  BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+
+  std::vector<Shape> sources;
+  BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+; values at t = 0
+  // The deck's tables over time for the faces' values (dirichlet value, neumann flux,
+  // convective ambient, heat_flux value), when it gave one instead of a number; absent:
+  // constant `boundary[f].value`. boundary_at(t) applies them.
+  std::array<std::optional<TimeTable>, 6> boundary_tables;
 
   SolverMethod method = SolverMethod::Jacobi;
   double tolerance = 1e-8;
@@ -143,6 +174,25 @@ struct Config {
   Compression compression;               // output.compression (the HDF5 series)
 
   nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
+
+  // The faces with their values at time t (the tables applied; the deck's faces when none).
+  BoundaryFaces boundary_at(double t) const {
+    BoundaryFaces faces = boundary;
+    for (std::size_t f = 0; f < faces.size(); ++f)
+      if (boundary_tables[f]) faces[f].value = boundary_tables[f]->at(t);
+    return faces;
+  }
+  // Whether any face value or source term changes with time.
+  bool boundary_varies() const {
+    for (const auto& table : boundary_tables)
+      if (table && !table->constant()) return true;
+    return false;
+  }
+  bool sources_vary() const {
+    for (const Shape& s : sources)
+      if (s.varies()) return true;
+    return false;
+  }
 
   GridDesc grid() const {
     GridDesc g;

@@ -603,6 +603,42 @@ class MapView {
   std::string path_;
 };
 
+// A number, or (transient problems) a table over simulated time
+// {table: [[t0, v0], [t1, v1], ...]}: piecewise linear, held before t0 and after the last knot;
+// t finite, >= 0 and strictly increasing. Returns the value at t = 0; `table` receives the
+// table when the deck gave one (docs/deck.md "Time-varying inputs").
+double number_or_table(const DeckNode& n, const std::string& what, ProblemType problem,
+                       std::optional<TimeTable>& table) {
+  table.reset();
+  if (n.kind == Kind::Sequence)
+    expected(n, what, "a number or a table {table: [[t0, v0], [t1, v1], ...]}");
+  if (n.kind != Kind::Map) return number(n, what);
+  const MapView v(n, what, {"table"});
+  if (problem != ProblemType::Heat)
+    fail(n.loc, fmt::format("{}: a table over time needs a transient problem (problem.type: "
+                            "heat); a steady problem has no time: give a number",
+                            what));
+  const DeckNode& t = v.require("table");
+  const std::string path = v.path("table");
+  const auto& rows = list(t, path);
+  if (rows.empty()) fail(t.loc, fmt::format("{}: expected at least one [t, value] pair", path));
+  std::vector<TimeTable::Knot> knots;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string w = element(path, i);
+    const auto& pair = list(rows[i], w, 2, " ([t, value])");
+    const double time = number(pair[0], element(w, 0));
+    if (time < 0)
+      fail(pair[0].loc,
+           fmt::format("{}: times must not be negative, got {}", element(w, 0), pair[0].scalar));
+    if (i > 0 && !(time > knots.back().t))
+      fail(pair[0].loc, fmt::format("{}: times must increase strictly, got {} after {}",
+                                    element(w, 0), pair[0].scalar, knots.back().t));
+    knots.push_back({time, number(pair[1], element(w, 1))});
+  }
+  table = TimeTable(std::move(knots));
+  return table->at(0.0);
+}
+
 // The node's `type` (a required key), read before the type-dependent key set is known.
 const DeckNode& type_of(const DeckNode& n, const std::string& path) {
   if (n.kind != Kind::Map && n.kind != Kind::Null) expected(n, path, "a mapping");
@@ -1055,11 +1091,14 @@ std::vector<std::string> shape_keys(ShapeType type) {
   return {};
 }
 
-void read_box(const MapView& v, int dims, Shape& s) {
+template <typename Strength>
+void read_box(const MapView& v, int dims, Shape& s, Strength&& strength) {
   const auto points = [&](const DeckNode& c, const std::string& what) {
     return per_axis(c, what, dims, 0.0, number);
   };
-  s.value = v.required("value", number);
+  s.value = v.required("value", [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.value_table);
+  });
   s.lower = v.required("lower", points);
   s.upper = v.required("upper", points);
   for (int d = 0; d < dims; ++d)
@@ -1096,62 +1135,113 @@ void check_box_has_cells(const DeckNode& n, const std::string& path, const Shape
   }
 }
 
-Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allow_none) {
-  std::initializer_list<ShapeType> with_none{ShapeType::None, ShapeType::Uniform,
-                                             ShapeType::Gaussian, ShapeType::Box, ShapeType::Sine};
-  std::initializer_list<ShapeType> without_none{ShapeType::Uniform, ShapeType::Gaussian,
-                                                ShapeType::Box, ShapeType::Sine};
+// What a shape describes: the initial field (no `none`, no tables), the deck's
+// one `source` mapping (`none` allowed), or an entry of a `source` list.
+enum class ShapeUse { Initial, Source, SourceEntry };
+
+Shape read_shape(const DeckNode& n, const std::string& path, const Config& cfg, ShapeUse use) {
+  const int dims = cfg.dimensions;
+  std::initializer_list<ShapeType> source_types{
+      ShapeType::None, ShapeType::Uniform, ShapeType::Gaussian, ShapeType::Box, ShapeType::Sine};
+  std::initializer_list<ShapeType> entry_types{ShapeType::Uniform, ShapeType::Gaussian,
+                                               ShapeType::Box, ShapeType::Sine};
+  std::initializer_list<ShapeType> initial_types{ShapeType::Uniform, ShapeType::Gaussian,
+                                                 ShapeType::Box, ShapeType::Sine};
   Shape s;
-  s.type = choice(type_of(n, path), path + ".type", allow_none ? with_none : without_none);
+  s.type = choice(type_of(n, path), path + ".type",
+                  use == ShapeUse::Initial  ? initial_types
+                  : use == ShapeUse::Source ? source_types
+                                            : entry_types);
   const MapView v(n, path, shape_keys(s.type));
   const auto points = [&](const DeckNode& c, const std::string& what) {
     return per_axis(c, what, dims, 0.0, number);
+  };
+  // A source's value and amplitude may be tables over time; the initial field's are numbers.
+  const auto strength = [&](const DeckNode& e, const std::string& w,
+                            std::optional<TimeTable>& table) {
+    if (use == ShapeUse::Initial) return number(e, w);
+    return number_or_table(e, w, cfg.problem, table);
+  };
+  const auto value = [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.value_table);
+  };
+  const auto amplitude = [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.amplitude_table);
   };
   switch (s.type) {
     case ShapeType::None:
       break;
     case ShapeType::Uniform:
-      s.value = v.required("value", number);
+      s.value = v.required("value", value);
       break;
     case ShapeType::Sine:
-      s.amplitude = v.required("amplitude", number);
+      s.amplitude = v.required("amplitude", amplitude);
       break;
     case ShapeType::Gaussian:
-      s.amplitude = v.required("amplitude", number);
+      s.amplitude = v.required("amplitude", amplitude);
       s.center = v.required("center", points);
       s.width = v.required("width", positive_number);
-      s.value = v.optional("value", 0.0, number);
+      s.value = v.optional("value", 0.0, value);
       break;
     case ShapeType::Box:
-      read_box(v, dims, s);
+      read_box(v, dims, s, strength);
       break;
   }
   return s;
 }
 
-// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
-void read_convective_face(const MapView& v, FaceBC& f) {
-  f.coeff = v.required("h", nonnegative_number);
-  f.value = v.required("ambient", number);
+// `source`: one shape mapping (cfg.source; also cfg.sources[0] unless `none`) or a list of
+// shapes, summed (cfg.sources; cfg.source is the first).
+void read_sources(const DeckNode& n, Config& cfg) {
+  if (n.kind != Kind::Sequence) {
+    cfg.source = read_shape(n, "source", cfg, ShapeUse::Source);
+    check_box_has_cells(n, "source", cfg.source, cfg);
+    if (cfg.source.type != ShapeType::None) cfg.sources = {cfg.source};
+    return;
+  }
+  for (std::size_t i = 0; i < n.items.size(); ++i) {
+    const std::string path = element("source", i);
+    if (n.items[i].kind != Kind::Map)
+      expected(n.items[i], path, "a mapping {type: ..., ...} (one source term)");
+    cfg.sources.push_back(read_shape(n.items[i], path, cfg, ShapeUse::SourceEntry));
+    check_box_has_cells(n.items[i], path, cfg.sources.back(), cfg);
+  }
+  if (!cfg.sources.empty()) cfg.source = cfg.sources.front();
 }
 
-FaceBC read_face(const DeckNode& n, const std::string& path) {
+// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
+void read_convective_face(const MapView& v, FaceBC& f, ProblemType problem,
+                          std::optional<TimeTable>& table) {
+  f.coeff = v.required("h", nonnegative_number);
+  f.value = v.required("ambient", [&](const DeckNode& e, const std::string& w) {
+    return number_or_table(e, w, problem, table);
+  });
+}
+
+// One face's condition; `table` receives the table over time of its value (dirichlet value,
+// neumann flux, convective ambient, heat_flux value) when the deck gave one.
+FaceBC read_face(const DeckNode& n, const std::string& path, ProblemType problem,
+                 std::optional<TimeTable>& table) {
   FaceBC f;
+  table.reset();
   f.type = choice(type_of(n, path), path + ".type",
                   {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic,
                    BoundaryType::Convective, BoundaryType::HeatFlux});
+  const auto value = [&](const DeckNode& e, const std::string& w) {
+    return number_or_table(e, w, problem, table);
+  };
   switch (f.type) {
     case BoundaryType::Dirichlet:
-      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, value);
       break;
     case BoundaryType::Neumann:
-      f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, number);
+      f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, value);
       break;
     case BoundaryType::Convective:
-      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f);
+      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f, problem, table);
       break;
     case BoundaryType::HeatFlux:
-      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, value);
       break;
     default:
       MapView(n, path, {"type"});
@@ -1193,20 +1283,22 @@ void read_boundary(const DeckNode& n, Config& cfg) {
   valid.insert(valid.end(), kFaceNames.begin(), kFaceNames.end());
   const MapView v(n, "boundary", valid);
   FaceBC all;
+  std::optional<TimeTable> all_table;
   std::array<Location, 6> where;
   where.fill(v.loc());
   if (const DeckNode* a = v.get("all")) {
-    all = read_face(*a, v.path("all"));
+    all = read_face(*a, v.path("all"), cfg.problem, all_table);
     where.fill(a->loc);
   }
   cfg.boundary.fill(all);
+  cfg.boundary_tables.fill(all_table);
   for (std::size_t i = 0; i < kFaceNames.size(); ++i) {
     const DeckNode* face = v.get(kFaceNames[i]);
     if (!face) continue;
     if (static_cast<int>(i) >= 2 * cfg.dimensions)
       fail(v.key_loc(kFaceNames[i]),
            fmt::format("boundary.{}: a 2D problem has no z faces", kFaceNames[i]));
-    cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]));
+    cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]), cfg.problem, cfg.boundary_tables[i]);
     where[i] = face->loc;
   }
   check_flux_faces(cfg.boundary, where, cfg.dimensions);
@@ -1496,13 +1588,10 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
     fail(top.loc(), "missing required key 'time' (a heat problem needs time.end or time.steps)");
   section(top, "time", cfg, read_time);
   if (const DeckNode* n = top.get("initial")) {
-    cfg.initial = read_shape(*n, "initial", cfg.dimensions, /*allow_none=*/false);
+    cfg.initial = read_shape(*n, "initial", cfg, ShapeUse::Initial);
     check_box_has_cells(*n, "initial", cfg.initial, cfg);
   }
-  if (const DeckNode* n = top.get("source")) {
-    cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
-    check_box_has_cells(*n, "source", cfg.source, cfg);
-  }
+  section(top, "source", cfg, read_sources);
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
