@@ -70,6 +70,8 @@ const char* to_string(ShapeType s) {
       return "box";
     case ShapeType::Sine:
       return "sine";
+    case ShapeType::File:
+      return "file";
   }
   return "?";
 }

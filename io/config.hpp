@@ -18,7 +18,8 @@
 namespace heatsolve {
 
 enum class ProblemType { Heat, Poisson };
-enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
+// File: the values of an HDF5 dataset (`initial` only).
+enum class ShapeType { None, Uniform, Gaussian, Box, Sine, File };
 enum class Precision { Float, Double };
 enum class SolverMethod { Jacobi, Anderson, Multigrid, MultigridCG };
 // Heat time stepping: forward Euler, or theta = 1 / theta = 1/2 implicit steps solved by
@@ -55,6 +56,10 @@ struct Shape {
   // deck's table for `value` / `amplitude` when it gave one instead of a number; `value` and
   // `amplitude` above then hold the table's value at t = 0. Absent: constant.
   std::optional<TimeTable> value_table, amplitude_table;
+  // File (`initial` only): the HDF5 file (resolved like catalyst scripts: relative to the deck
+  // file's directory) and the dataset, [nz][ny][nx] ([ny][nx] in 2D), x fastest. The deck
+  // resolves an omitted dataset (the last step of a heatsolve series) into `dataset`.
+  std::string path, dataset;
 
   double value_at(double t) const { return value_table ? value_table->at(t) : value; }
   double amplitude_at(double t) const {

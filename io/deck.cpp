@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "core/stencil_policies.hpp"
+#include "io/initial_field.hpp"
 #include "io/materials.hpp"
 
 namespace heatsolve {
@@ -1087,6 +1088,8 @@ std::vector<std::string> shape_keys(ShapeType type) {
       return {"type", "value", "lower", "upper"};
     case ShapeType::Sine:
       return {"type", "amplitude"};
+    case ShapeType::File:
+      return {"type", "path", "dataset"};
   }
   return {};
 }
@@ -1135,9 +1138,48 @@ void check_box_has_cells(const DeckNode& n, const std::string& path, const Shape
   }
 }
 
-// What a shape describes: the initial field (no `none`, no tables), the deck's
+// What a shape describes: the initial field (no `none`, no tables, `file` allowed), the deck's
 // one `source` mapping (`none` allowed), or an entry of a `source` list.
 enum class ShapeUse { Initial, Source, SourceEntry };
+
+// initial: {type: file, path, dataset}: the path relative to the deck's directory, the dataset
+// given or (a heatsolve series) its last step's field; the file is checked here.
+void read_file_shape(const MapView& v, const Config& cfg, Shape& s) {
+  const DeckNode& path = v.require("path");
+  s.path = deck_relative_path(text(path, v.path("path")), path.loc);
+  const DeckNode* dataset = v.get("dataset");
+  const auto at = [&](InitialFieldError::Part part) -> const Location& {
+    switch (part) {
+      case InitialFieldError::Part::Kind:
+        return v.get("type")->loc;
+      case InitialFieldError::Part::Path:
+        return path.loc;
+      case InitialFieldError::Part::Dataset:
+        return dataset ? dataset->loc : path.loc;
+      case InitialFieldError::Part::Mapping:
+        break;
+    }
+    return v.loc();
+  };
+  const auto key = [&](InitialFieldError::Part part) {
+    return v.path(part == InitialFieldError::Part::Dataset && dataset ? "dataset"
+                  : part == InitialFieldError::Part::Kind             ? "type"
+                                                                      : "path");
+  };
+  try {
+    s.dataset = dataset ? text(*dataset, v.path("dataset")) : default_initial_dataset(s.path);
+    check_initial_file(cfg, s);
+  } catch (const InitialFieldError& e) {
+    if (e.part() == InitialFieldError::Part::Mapping)
+      fail(v.loc(), fmt::format("missing required key '{}': {}", v.path("dataset"), e.what()));
+    fail(at(e.part()), fmt::format("{}: {}", key(e.part()), e.what()));
+  } catch (const DeckError&) {
+    throw;
+  } catch (const std::exception& e) {  // an HDF5 failure past the checks (a damaged file)
+    fail(at(InitialFieldError::Part::Dataset),
+         fmt::format("{}: {}", key(InitialFieldError::Part::Dataset), e.what()));
+  }
+}
 
 Shape read_shape(const DeckNode& n, const std::string& path, const Config& cfg, ShapeUse use) {
   const int dims = cfg.dimensions;
@@ -1146,7 +1188,7 @@ Shape read_shape(const DeckNode& n, const std::string& path, const Config& cfg, 
   std::initializer_list<ShapeType> entry_types{ShapeType::Uniform, ShapeType::Gaussian,
                                                ShapeType::Box, ShapeType::Sine};
   std::initializer_list<ShapeType> initial_types{ShapeType::Uniform, ShapeType::Gaussian,
-                                                 ShapeType::Box, ShapeType::Sine};
+                                                 ShapeType::Box, ShapeType::Sine, ShapeType::File};
   Shape s;
   s.type = choice(type_of(n, path), path + ".type",
                   use == ShapeUse::Initial  ? initial_types
@@ -1185,6 +1227,9 @@ Shape read_shape(const DeckNode& n, const std::string& path, const Config& cfg, 
       break;
     case ShapeType::Box:
       read_box(v, dims, s, strength);
+      break;
+    case ShapeType::File:
+      read_file_shape(v, cfg, s);
       break;
   }
   return s;

@@ -1,13 +1,23 @@
-// Sources in the deck: `source` as one mapping or a list of terms (the same Config for every
-// existing deck).
+// Sources and the initial field in the deck: `source` as one mapping or a list of terms (the
+// same Config for every existing deck), and `initial: {type: file}` (io/initial_field.hpp):
+// validation at the key concerned, and each block read against the whole grid.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "io/deck.hpp"
+#include "io/field_writer.hpp"
+#include "io/hdf5_writer.hpp"
+#include "io/initial_field.hpp"
+
+#ifdef HEATSOLVE_HAVE_HDF5
+#include <hdf5.h>
+#endif
 
 namespace heatsolve {
 namespace {
@@ -115,6 +125,203 @@ TEST(DeckSources, EveryShippedDeckKeepsItsSource) {
   }
   EXPECT_GE(count, 6);
 }
+
+// ---- initial: {type: file} ----------------------------------------------------------------
+
+#ifdef HEATSOLVE_HAVE_HDF5
+
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("heatsolve_initial_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write_h5(const fs::path& file, const std::string& dataset, const std::vector<hsize_t>& dims,
+              const std::vector<double>& values, hid_t type = H5T_NATIVE_DOUBLE) {
+  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  const hid_t d = H5Dcreate2(f, dataset.c_str(), type, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  H5Dclose(d);
+  H5Pclose(lcpl);
+  H5Sclose(s);
+  H5Fclose(f);
+}
+
+double cell_value(int i, int j, int k) {
+  return 0.5 + i - 100.0 * j + 10000.0 * k;
+}
+
+std::vector<double> cell_values(int nx, int ny, int nz) {
+  std::vector<double> v;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i) v.push_back(cell_value(i, j, k));
+  return v;
+}
+
+// Deck text of a grid of nx x ny (x nz) cells starting from `initial`, written to dir/deck.yaml.
+fs::path write_deck(const fs::path& dir, int dims, const std::string& initial,
+                    const std::string& cells) {
+  const fs::path deck = dir / "deck.yaml";
+  std::ofstream(deck) << "name: t\nproblem: {type: heat, dimensions: " << dims
+                      << "}\ngrid: {cells: " << cells << "}\ntime: {steps: 1}\ninitial: " << initial
+                      << "\n";
+  return deck;
+}
+
+DeckError load_error(const fs::path& deck) {
+  try {
+    load_deck(deck.string());
+  } catch (const DeckError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "deck was accepted: " << deck;
+  return DeckError("", 0, 0, "");
+}
+
+TEST(InitialFile, ReadsEachBlockAsTheWholeGridHolds) {
+  const TempDir dir;
+  for (hid_t type : {H5T_NATIVE_DOUBLE, H5T_NATIVE_FLOAT}) {
+    write_h5(dir.path() / "u0.h5", "fields/u", {5, 6, 7}, cell_values(7, 6, 5), type);
+    const Config cfg = load_deck(
+        write_deck(dir.path(), 3, "{type: file, path: u0.h5, dataset: fields/u}", "[7, 6, 5]")
+            .string());
+    ASSERT_EQ(cfg.initial.type, ShapeType::File);
+    EXPECT_EQ(cfg.initial.path, (dir.path() / "u0.h5").lexically_normal().string());
+    EXPECT_EQ(cfg.initial.dataset, "fields/u");
+    // The whole grid, then blocks that tile it: the same values at the same cells.
+    const GridDesc whole = cfg.grid();
+    const std::vector<double> all = read_initial_field(cfg, whole, {0, 0, 0});
+    ASSERT_EQ(all.size(), whole.padded_size());
+    for (int k = -1; k <= 5; ++k)
+      for (int j = -1; j <= 6; ++j)
+        for (int i = -1; i <= 7; ++i) {
+          const bool ghost = i < 0 || j < 0 || k < 0 || i == 7 || j == 6 || k == 5;
+          const double want = ghost ? 0.0 : cell_value(i, j, k);
+          ASSERT_EQ(all[std::size_t(whole.index(i, j, k))], want) << i << " " << j << " " << k;
+        }
+    const int cuts[3][3] = {{0, 3, 7}, {0, 4, 6}, {0, 1, 5}};
+    for (int bz = 0; bz < 2; ++bz)
+      for (int by = 0; by < 2; ++by)
+        for (int bx = 0; bx < 2; ++bx) {
+          GridDesc local = whole;
+          const std::array<int, 3> offset{cuts[0][bx], cuts[1][by], cuts[2][bz]};
+          local.nx = cuts[0][bx + 1] - offset[0];
+          local.ny = cuts[1][by + 1] - offset[1];
+          local.nz = cuts[2][bz + 1] - offset[2];
+          const std::vector<double> block = read_initial_field(cfg, local, offset);
+          ASSERT_EQ(block.size(), local.padded_size());
+          for (int k = -1; k <= local.nz; ++k)
+            for (int j = -1; j <= local.ny; ++j)
+              for (int i = -1; i <= local.nx; ++i) {
+                const bool ghost =
+                    i < 0 || j < 0 || k < 0 || i == local.nx || j == local.ny || k == local.nz;
+                const double want = ghost ? 0.0
+                                          : all[std::size_t(whole.index(
+                                                offset[0] + i, offset[1] + j, offset[2] + k))];
+                ASSERT_EQ(block[std::size_t(local.index(i, j, k))], want);
+              }
+        }
+  }
+}
+
+TEST(InitialFile, TwoDimensionalBlocks) {
+  const TempDir dir;
+  write_h5(dir.path() / "u0.h5", "u", {4, 9}, cell_values(9, 4, 1));
+  const Config cfg = load_deck(
+      write_deck(dir.path(), 2, "{type: file, path: u0.h5, dataset: u}", "[9, 4]").string());
+  GridDesc local = cfg.grid();
+  local.nx = 4;
+  local.ny = 3;
+  const std::vector<double> block = read_initial_field(cfg, local, {5, 1, 0});
+  for (int j = -1; j <= 3; ++j)
+    for (int i = -1; i <= 4; ++i) {
+      const bool ghost = i < 0 || j < 0 || i == 4 || j == 3;
+      EXPECT_EQ(block[std::size_t(local.index(i, j, 0))],
+                ghost ? 0.0 : cell_value(5 + i, 1 + j, 0));
+    }
+  local.nx = 5;  // past the grid's edge
+  EXPECT_THROW(read_initial_field(cfg, local, {5, 1, 0}), std::invalid_argument);
+}
+
+TEST(InitialFile, BadFilesAreDeckErrorsAtTheirKey) {
+  const TempDir dir;
+  write_h5(dir.path() / "u0.h5", "u", {5, 6, 7}, cell_values(7, 6, 5));
+  // line 5: "initial: {type: file, path: u0.h5, dataset: u}"
+  const auto deck = [&](const std::string& initial) {
+    return write_deck(dir.path(), 3, initial, "[7, 6, 5]");
+  };
+  expect_at(load_error(deck("{type: file, path: nope.h5, dataset: u}")), 5, 29, "no such file");
+  std::ofstream(dir.path() / "text.h5") << "not hdf5\n";
+  expect_at(load_error(deck("{type: file, path: text.h5, dataset: u}")), 5, 29,
+            "is not an HDF5 file");
+  expect_at(load_error(deck("{type: file, path: u0.h5, dataset: v}")), 5, 45, "no dataset 'v'");
+  const DeckError shape =
+      load_error(write_deck(dir.path(), 3, "{type: file, path: u0.h5, dataset: u}", "[7, 6, 4]"));
+  expect_at(shape, 5, 45, "has shape [5, 6, 7], but the grid's cells are [4, 6, 7]");
+  std::vector<double> bad = cell_values(7, 6, 5);
+  bad[3 + 7 * (2 + 6 * 4)] = std::nan("");
+  write_h5(dir.path() / "nan.h5", "u", {5, 6, 7}, bad);
+  expect_at(load_error(deck("{type: file, path: nan.h5, dataset: u}")), 5, 46,
+            "the value nan of cell (3, 2, 4) is not finite");
+  write_h5(dir.path() / "int.h5", "u", {5, 6, 7}, cell_values(7, 6, 5), H5T_NATIVE_INT);
+  expect_at(load_error(deck("{type: file, path: int.h5, dataset: u}")), 5, 46,
+            "does not hold floating-point values");
+  expect_at(load_error(deck("{type: file, path: u0.h5}")), 5, 10,
+            "missing required key 'initial.dataset'");
+  expect_at(load_error(deck("{type: file, dataset: u}")), 5, 10,
+            "missing required key 'initial.path'");
+  expect_at(load_error(deck("{type: file, path: u0.h5, dataset: u, value: 1}")), 5, 48,
+            "unknown key 'value' in 'initial'");
+  // A source is no file.
+  const DeckError source = parse_error(kHeat + "source: {type: file, path: u0.h5}\n");
+  expect_at(source, 5, 16, "source.type: unknown value 'file'");
+}
+
+TEST(InitialFile, ASeriesStartsFromItsLastStep) {
+  const TempDir dir;
+  for (ProblemType problem : {ProblemType::Heat}) {
+    Config run = parse(problem == ProblemType::Heat
+                           ? kHeat
+                           : "name: t\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, "
+                             "8, 8]}\n");
+    const OutputGrid grid = output_grid(run);
+    {
+      auto w = make_hdf5_writer(dir.path().string(), "prev", grid, Precision::Double);
+      Block whole;
+      whole.count = grid.cells;
+      for (std::int64_t step : {0, 5, 12}) {
+        std::vector<double> v(whole.size(), double(step));
+        w->write(step, 0.1 * double(step), v.data(), whole);
+      }
+      w->finalize();
+    }
+    const fs::path deck = dir.path() / "deck.yaml";
+    std::ofstream(deck) << kHeat << "initial: {type: file, path: prev.h5}\n";
+    const Config cfg = load_deck(deck.string());
+    EXPECT_EQ(cfg.initial.dataset, std::string("/steps/00000012/") +
+                                       (problem == ProblemType::Heat ? "temperature" : "solution"));
+    const std::vector<double> u = read_initial_field(cfg, cfg.grid(), {0, 0, 0});
+    EXPECT_EQ(u[std::size_t(cfg.grid().index(3, 4, 5))], 12.0);
+  }
+}
+
+#endif  // HEATSOLVE_HAVE_HDF5
 
 }  // namespace
 }  // namespace heatsolve
