@@ -152,4 +152,8 @@ const char* to_string(CompressionType c) {
   return "?";
 }
 
+const char* to_string(SingularPolicy s) {
+  return s == SingularPolicy::Refuse ? "refuse" : "compatible-mean";
+}
+
 }  // namespace heatsolve

@@ -26,6 +26,10 @@ enum class SolverMethod { Jacobi, Anderson, Multigrid, MultigridCG };
 // multigrid.
 enum class TimeScheme { Explicit, ImplicitEuler, CrankNicolson };
 enum class HaloMode { Auto, Staged, CudaAware, Ipc };
+// solver.singular: what a Poisson deck without a Dirichlet face (nor a convective face with
+// h > 0) whose source does not balance the boundary inflow gets: refused at validation, or the
+// solution of the compatible part (the mean imbalance removed, the solution of zero mean).
+enum class SingularPolicy { Refuse, CompatibleMean };
 
 // One in-situ (ParaView Catalyst) pipeline: a Catalyst v1 Python script run every `every`
 // steps or iterations (and at the last one).
@@ -159,6 +163,7 @@ struct Config {
   double anderson_damping = 1.0;
   int anderson_every = 1;  // Jacobi sweeps per Anderson mixing (alternating Anderson-Jacobi)
   MultigridSettings multigrid;
+  SingularPolicy singular = SingularPolicy::Refuse;  // solver.singular (Poisson)
 
   BackendKind backend = BackendKind::Auto;
   Precision precision = Precision::Double;
@@ -224,6 +229,7 @@ const char* to_string(MultigridCycle c);
 const char* to_string(MultigridSmoother s);
 const char* to_string(Prolongation p);
 const char* to_string(CompressionType c);
+const char* to_string(SingularPolicy s);
 
 // theta of the one-step scheme: 0 explicit, 1 implicit Euler, 1/2 Crank-Nicolson.
 double scheme_theta(TimeScheme s);

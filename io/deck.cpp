@@ -29,6 +29,7 @@
 #include "core/stencil_policies.hpp"
 #include "io/initial_field.hpp"
 #include "io/materials.hpp"
+#include "io/source_balance.hpp"
 
 namespace heatsolve {
 
@@ -1351,9 +1352,9 @@ void read_boundary(const DeckNode& n, Config& cfg) {
 }
 
 void read_solver(const DeckNode& n, Config& cfg) {
-  const MapView v(
-      n, "solver",
-      {"method", "tolerance", "max_iterations", "check_every", "anderson", "multigrid"});
+  const MapView v(n, "solver",
+                  {"method", "tolerance", "max_iterations", "check_every", "singular", "anderson",
+                   "multigrid"});
   if (const DeckNode* m = v.get("method"))
     cfg.method = choice(*m, v.path("method"),
                         {SolverMethod::Jacobi, SolverMethod::Anderson, SolverMethod::Multigrid,
@@ -1372,6 +1373,9 @@ void read_solver(const DeckNode& n, Config& cfg) {
   cfg.tolerance = v.optional("tolerance", cfg.tolerance, positive_number);
   cfg.max_iterations = v.optional("max_iterations", cfg.max_iterations, positive_integer);
   cfg.check_every = v.optional("check_every", cfg.check_every, positive_int);
+  cfg.singular = v.optional("singular", cfg.singular, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w, {SingularPolicy::Refuse, SingularPolicy::CompatibleMean});
+  });
   if (const DeckNode* a = v.get("anderson")) {
     const MapView av(*a, v.path("anderson"), {"depth", "damping", "every"});
     cfg.anderson_depth = av.optional("depth", cfg.anderson_depth, positive_int);
@@ -1611,6 +1615,42 @@ void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
     cfg.compression = read_compression(*c, v.path("compression"), features);
 }
 
+// ---- Singular steady problems ----------------------------------------------------------------
+
+// A Poisson deck without a face that fixes the level (no dirichlet face, no convective face
+// with h > 0) has a solution only when its source balances the inflow through the faces
+// (io/source_balance.hpp): refused unless solver.singular asks for the compatible part.
+void check_singular(const DeckNode& root, const Config& cfg) {
+  if (cfg.problem != ProblemType::Poisson || cfg.singular != SingularPolicy::Refuse) return;
+  const SourceBalance b = source_balance(cfg);
+  if (!b.singular || b.balanced()) return;
+  // At the source when it has a net part, else at the first face that lets heat in.
+  const DeckNode* at = b.source != 0 ? root.find("source") : nullptr;
+  std::string key = "source";
+  if (!at) {
+    const DeckNode* boundary = root.find("boundary");
+    for (int f = 0; f < 2 * cfg.dimensions && boundary && !at; ++f) {
+      const FaceBC& face = cfg.boundary[std::size_t(f)];
+      if ((face.type != BoundaryType::Neumann && face.type != BoundaryType::HeatFlux) ||
+          face.value == 0)
+        continue;
+      at = boundary->find(kFaceNames[std::size_t(f)]);
+      key = "boundary." + kFaceNames[std::size_t(f)];
+      if (!at) at = boundary->find("all"), key = "boundary.all";
+    }
+  }
+  const Location& loc = at ? at->loc : root.loc;
+  fail(loc, fmt::format(
+                "{}: this Poisson problem has no dirichlet face (nor a convective face with "
+                "h > 0), so it has a solution only when the source balances the heat flowing in "
+                "through the faces, and here it does not: sum of f dV = {:.6g}, inflow through "
+                "the faces = {:.6g}, imbalance {:.3g} (more than {:g} of their magnitude "
+                "{:.3g}). Balance them, make a face dirichlet, or set solver.singular: "
+                "compatible-mean to solve the balanced part (the mean imbalance removed from the "
+                "source; the solution of zero mean)",
+                key, b.source, b.inflow, b.imbalance(), SourceBalance::kTolerance, b.magnitude));
+}
+
 // Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
 template <typename Read>
 void section(const MapView& top, const std::string& key, Config& cfg, Read read) {
@@ -1640,6 +1680,7 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
+  check_singular(root, cfg);
   if (const DeckNode* n = top.get("execution")) read_execution(*n, cfg, features);
   if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
   return cfg;

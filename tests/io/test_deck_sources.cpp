@@ -1,5 +1,6 @@
 // Sources and the initial field in the deck: `source` as one mapping or a list of terms (the
-// same Config for every existing deck), and `initial: {type: file}` (io/initial_field.hpp):
+// same Config for every existing deck), the compatibility check of singular Poisson decks
+// (io/source_balance.hpp, solver.singular), and `initial: {type: file}` (io/initial_field.hpp):
 // validation at the key concerned, and each block read against the whole grid.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "io/field_writer.hpp"
 #include "io/hdf5_writer.hpp"
 #include "io/initial_field.hpp"
+#include "io/source_balance.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
 #include <hdf5.h>
@@ -124,6 +126,135 @@ TEST(DeckSources, EveryShippedDeckKeepsItsSource) {
     ++count;
   }
   EXPECT_GE(count, 6);
+}
+
+// ---- Singular steady problems ----------------------------------------------------------------
+
+TEST(DeckSingular, UnbalancedInsulatedPoissonDeckIsRefusedAtTheSource) {
+  const std::string deck = kPoisson +
+                           "boundary: {all: {type: neumann}}\n"
+                           "source: {type: uniform, value: 1}\n";
+  const DeckError e = parse_error(deck);
+  expect_at(e, 6, 9, "source: this Poisson problem has no dirichlet face");
+  EXPECT_NE(e.message().find("solver.singular: compatible-mean"), std::string::npos);
+  EXPECT_NE(e.message().find("sum of f dV = 1"), std::string::npos) << e.what();
+  // Asked for explicitly: the compatible part.
+  std::string compatible = deck;
+  compatible.replace(compatible.find("solver: {method: multigrid}"), 27,
+                     "solver: {method: multigrid, singular: compatible-mean}");
+  EXPECT_EQ(parse(compatible).singular, SingularPolicy::CompatibleMean);
+}
+
+TEST(DeckSingular, PolicyKeyAndBalancedDecks) {
+  const std::string head =
+      "name: t\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n";
+  const auto parse_with = [&](const std::string& rest) { return parse(head + rest); };
+  EXPECT_EQ(parse_with("boundary: {all: {type: neumann}}\nsource: {type: uniform, value: 1}\n"
+                       "solver: {singular: compatible-mean}\n")
+                .singular,
+            SingularPolicy::CompatibleMean);
+  EXPECT_EQ(parse_with("").singular, SingularPolicy::Refuse);
+  // No source, insulated: balanced (the solution is any constant).
+  EXPECT_NO_THROW(parse_with("boundary: {all: {type: neumann}}\n"));
+  // A heat flux in balancing a uniform sink: value * area = -f * volume.
+  EXPECT_NO_THROW(
+      parse_with("boundary: {all: {type: neumann}, x-: {type: heat_flux, value: "
+                 "1000}}\nsource: {type: uniform, value: -1000}\n"));
+  // Neumann du/dn = 2 on x- (k = 1 in a diffusivity deck): inflow 2; sink -2.
+  EXPECT_NO_THROW(
+      parse_with("boundary: {all: {type: neumann}, x-: {type: neumann, flux: 2}}\n"
+                 "source: {type: uniform, value: -2}\n"));
+  // Physical conductivity multiplies the neumann inflow: 45 * 2 = 90.
+  EXPECT_NO_THROW(
+      parse_with("material: {conductivity: 45}\n"
+                 "boundary: {all: {type: neumann}, x-: {type: neumann, flux: 2}}\n"
+                 "source: {type: uniform, value: -90}\n"));
+  EXPECT_THROW(parse_with("material: {conductivity: 45}\n"
+                          "boundary: {all: {type: neumann}, x-: {type: neumann, flux: 2}}\n"
+                          "source: {type: uniform, value: -2}\n"),
+               DeckError);
+  // One dirichlet face, or a convective face with h > 0: not singular.
+  EXPECT_NO_THROW(
+      parse_with("boundary: {all: {type: neumann}, x-: {type: dirichlet, value: "
+                 "300}}\nsource: {type: uniform, value: 1}\n"));
+  EXPECT_NO_THROW(
+      parse_with("boundary: {all: {type: neumann}, x-: {type: convective, h: 5, "
+                 "ambient: 20}}\nsource: {type: uniform, value: 1}\n"));
+  EXPECT_THROW(parse_with("boundary: {all: {type: neumann}, x-: {type: convective, h: 0, "
+                          "ambient: 20}}\nsource: {type: uniform, value: 1}\n"),
+               DeckError);
+  // Periodic everywhere with a net source: refused; the default (dirichlet) deck: fine.
+  EXPECT_THROW(parse_with("boundary: {all: {type: periodic}}\nsource: {type: uniform, value: "
+                          "1}\n"),
+               DeckError);
+  EXPECT_NO_THROW(parse_with("source: {type: uniform, value: 1}\n"));
+  // A source list summing to zero: balanced.
+  EXPECT_NO_THROW(
+      parse_with("boundary: {all: {type: periodic}}\n"
+                 "source: [{type: uniform, value: 1}, {type: uniform, value: -1}]\n"));
+  // Heat decks are never refused: an insulated box heats up.
+  EXPECT_NO_THROW(parse(kHeat + "boundary: {all: {type: neumann}}\nsource: {type: uniform, "
+                                "value: 1}\n"));
+}
+
+TEST(DeckSingular, WithoutASourceTheFaceIsBlamed) {
+  const std::string head =
+      "name: t\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n";
+  const DeckError e =
+      parse_error(head + "boundary:\n  all: {type: neumann}\n  y+: {type: heat_flux, value: 3}\n");
+  expect_at(e, 6, 7, "boundary.y+: this Poisson problem");
+  EXPECT_NE(e.message().find("inflow through the faces = 3"), std::string::npos) << e.what();
+  const DeckError a = parse_error(head + "boundary:\n  all: {type: neumann, flux: 1}\n");
+  expect_at(a, 5, 8, "boundary.all: this Poisson problem");
+}
+
+TEST(SourceBalance, MatchesABruteForceCellSum) {
+  const std::string deck =
+      "name: t\nproblem: {type: poisson, dimensions: 3}\n"
+      "grid: {cells: [8, 6, 4], length: [2, 1, 0.5], origin: [0.1, 0, 0]}\n"
+      "material: {conductivity: 3}\n"
+      "solver: {singular: compatible-mean}\n"
+      "source:\n"
+      "  - {type: gaussian, amplitude: 3, center: [0.7, 0.4, 0.3], width: 0.2, value: 0.5}\n"
+      "  - {type: box, value: -2, lower: [0.1, 0, 0], upper: [1, 1, 0.2]}\n"
+      "  - {type: sine, amplitude: 1.5}\n"
+      "boundary: {all: {type: neumann, flux: 0.25}, y+: {type: heat_flux, value: 4}}\n";
+  const Config cfg = parse(deck);
+  const SourceBalance b = source_balance(cfg);
+  EXPECT_TRUE(b.singular);
+  // Brute force over the cells, as the solvers evaluate the shapes.
+  double f_sum = 0;
+  const double hx = 2.0 / 8, hy = 1.0 / 6, hz = 0.5 / 4;
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 6; ++j)
+      for (int i = 0; i < 8; ++i) {
+        const double x = 0.1 + (i + 0.5) * hx, y = (j + 0.5) * hy, z = (k + 0.5) * hz;
+        const double r2 = (x - 0.7) * (x - 0.7) + (y - 0.4) * (y - 0.4) + (z - 0.3) * (z - 0.3);
+        double f = 0.5 + 3 * std::exp(-r2 / (2 * 0.2 * 0.2));
+        if (x >= 0.1 && x <= 1 && y >= 0 && y <= 1 && z >= 0 && z <= 0.2) f += -2;
+        f += 1.5 * std::sin(M_PI * (x - 0.1) / 2) * std::sin(M_PI * y / 1) *
+             std::sin(M_PI * z / 0.5);
+        f_sum += f * hx * hy * hz;
+      }
+  EXPECT_NEAR(b.source, f_sum, 1e-12 * std::abs(f_sum));
+  // Neumann faces: k * flux * area; the heat_flux face y+: value * area (x-z: 2 * 0.5).
+  const double areas[3] = {1.0 * 0.5, 2.0 * 0.5, 2.0 * 1.0};
+  double inflow = 0;
+  for (int f = 0; f < 6; ++f) inflow += f == 3 ? 4 * areas[1] : 3 * 0.25 * areas[f / 2];
+  EXPECT_NEAR(b.inflow, inflow, 1e-13 * inflow);
+  EXPECT_FALSE(b.balanced());
+}
+
+TEST(SourceBalance, RegionsGiveTheConductivityAtTheFace) {
+  const std::string deck =
+      "name: t\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [4, 4]}\n"
+      "material: {conductivity: 2}\n"
+      "materials: [{region: {box: {lower: [0, 0], upper: [0.2, 0.5]}}, conductivity: 10}]\n"
+      "solver: {singular: compatible-mean}\n"
+      "boundary: {all: {type: neumann}, x-: {type: neumann, flux: 1}}\n";
+  const SourceBalance b = source_balance(parse(deck));
+  // x- face: cells (0, 0) and (0, 1) have k = 10, (0, 2), (0, 3) k = 2; each face 0.25 long.
+  EXPECT_NEAR(b.inflow, (10 + 10 + 2 + 2) * 0.25, 1e-14);
 }
 
 // ---- initial: {type: file} ----------------------------------------------------------------
