@@ -36,7 +36,18 @@ const CheckpointField* CheckpointState::field(const std::string& name) const {
 
 std::string checkpoint_deck_json(const Config& cfg) {
   nlohmann::json j = cfg.deck.is_object() ? cfg.deck : nlohmann::json::object();
+  // The output keys that choose dt (output.interval, output.diagnostics.interval: a step lands
+  // on each multiple) belong to the computation; the rest of the section does not.
+  nlohmann::json timing = nlohmann::json::object();
+  if (j.contains("output") && j["output"].is_object()) {
+    const nlohmann::json& out = j["output"];
+    if (out.contains("interval")) timing["interval"] = out["interval"];
+    if (out.contains("diagnostics") && out["diagnostics"].is_object() &&
+        out["diagnostics"].contains("interval"))
+      timing["diagnostics"]["interval"] = out["diagnostics"]["interval"];
+  }
   j.erase("output");
+  if (!timing.empty()) j["output"] = timing;
   j.erase("execution");
   if (j.contains("time") && j["time"].is_object()) {
     j["time"].erase("end");
@@ -202,8 +213,8 @@ void check_checkpoint_matches(const CheckpointState& h, const Config& cfg,
       fmt::format("checkpoint '{}' does not belong to deck '{}':", path, cfg.deck_path);
   for (const std::string& d : diffs) msg += "\n  " + d;
   msg +=
-      "\n(only output.*, execution.*, time.end/steps and solver.max_iterations may change on "
-      "restart; see docs/batch.md)";
+      "\n(only output.* (but the intervals, which choose dt), execution.*, time.end/steps and "
+      "solver.max_iterations may change on restart; see docs/batch.md)";
   throw CheckpointMismatch(msg);
 }
 

@@ -105,7 +105,9 @@ struct CheckpointState {
 
 // The deck part that identifies a run: cfg.deck (the deck as given, after --set) without
 //   output             (the whole section: directory, every, formats, overwrite,
-//                      checkpoint_every only change what is written, not what is computed)
+//                      checkpoint_every only change what is written, not what is computed;
+//                      but output.interval and output.diagnostics.interval stay: they choose
+//                      dt, docs/deck.md "Output at fixed times")
 //   execution          (the whole section: backend, kernel, block, time_block,
 //                      decomposition, halo, overlap, walltime say how/where it runs;
 //                      precision is compared on its own)

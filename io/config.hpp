@@ -83,6 +83,29 @@ struct Shape {
   }
 };
 
+// output.diagnostics: when diagnostics.csv gets a row (io/diagnostics_writer.hpp): at every
+// multiple of `every` steps (iterations), at every multiple of `interval` in simulated time
+// (heat; the deck resolves it to `interval_steps`, the step landing on each multiple), at step
+// 0 and at the last step. Both 0: no diagnostics.
+struct DiagnosticsOutput {
+  std::int64_t every = 0;           // 0 = not by steps
+  double interval = 0;              // simulated time; 0 = not by time
+  std::int64_t interval_steps = 0;  // interval / dt, exact (resolved); 0 when interval is 0
+  bool enabled() const { return every > 0 || interval > 0; }
+  // A row at `step` (besides step 0 and the last step, which always get one).
+  bool due(std::int64_t step) const {
+    return (every > 0 && step % every == 0) || (interval_steps > 0 && step % interval_steps == 0);
+  }
+};
+
+// output.probes entry: a diagnostics.csv column `probe_<name>` holding the value of the cell
+// `cell` (global indices; z = 0 in 2D), the cell whose extent holds `point`.
+struct Probe {
+  std::string name;  // [A-Za-z0-9_]+, unique
+  std::array<double, 3> point{0, 0, 0};
+  std::array<int, 3> cell{0, 0, 0};
+};
+
 // A part of the domain that a `materials` entry applies to: a cell belongs to it when its
 // centre lies inside (File: every cell, with per-cell values from an HDF5 dataset).
 enum class RegionKind { Box, Sphere, Cylinder, File };
@@ -177,11 +200,18 @@ struct Config {
 
   std::string output_directory = "out";
   std::int64_t output_every = 0;  // 0 = initial and final state only
+  // output.interval: fields at every multiple of it in simulated time (heat). The deck chooses
+  // dt so that each multiple is a step: output_interval_steps = interval / dt exactly. 0 = off.
+  // With output_every, both apply.
+  double output_interval = 0;
+  std::int64_t output_interval_steps = 0;
   std::vector<std::string> formats{"hdf5"};
   bool overwrite = false;
   std::int64_t checkpoint_every = 0;     // 0 = off
   std::vector<CatalystScript> catalyst;  // output.catalyst; empty = no in-situ output
   Compression compression;               // output.compression (the HDF5 series)
+  DiagnosticsOutput diagnostics;         // output.diagnostics (diagnostics.csv)
+  std::vector<Probe> probes;             // output.probes: columns of diagnostics.csv
 
   nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
 

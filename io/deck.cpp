@@ -1600,12 +1600,83 @@ Compression read_compression(const DeckNode& n, const std::string& path,
   return c;
 }
 
+// A time interval of output: positive; a steady problem has no simulated time.
+double output_interval(const DeckNode& n, const std::string& what, const Config& cfg,
+                       const char* instead) {
+  const double t = positive_number(n, what);
+  if (cfg.problem != ProblemType::Heat)
+    fail(n.loc, fmt::format("{}: a steady problem has no simulated time; use {} (iterations)", what,
+                            instead));
+  return t;
+}
+
+// output.diagnostics: {every: N, interval: t} (either or both).
+DiagnosticsOutput read_diagnostics(const DeckNode& n, const std::string& path, const Config& cfg) {
+  if (n.kind != Kind::Map) expected(n, path, "a mapping {every: N, interval: t}");
+  const MapView v(n, path, {"every", "interval"});
+  DiagnosticsOutput d;
+  d.every = v.optional("every", d.every, positive_integer);
+  d.interval = v.optional("interval", d.interval, [&](const DeckNode& e, const std::string& w) {
+    return output_interval(e, w, cfg, "output.diagnostics.every");
+  });
+  if (!d.enabled())
+    fail(n.loc, fmt::format("{}: give 'every' (steps or iterations) or 'interval' (simulated "
+                            "time), or both",
+                            path));
+  return d;
+}
+
+// output.probes: [{name, point}]: a diagnostics.csv column per probe, the value of the cell
+// whose extent holds the point (a point on a face between two cells: the upper one; on the
+// domain's upper face: the last cell).
+std::vector<Probe> read_probes(const DeckNode& n, const std::string& path, const Config& cfg) {
+  if (n.kind != Kind::Sequence) expected(n, path, "a list of {name: ..., point: [x, y, z]}");
+  std::vector<Probe> probes;
+  for (std::size_t i = 0; i < n.items.size(); ++i) {
+    const std::string at = element(path, i);
+    const DeckNode& entry = n.items[i];
+    if (entry.kind != Kind::Map) expected(entry, at, "a mapping {name: ..., point: [x, y, z]}");
+    const MapView v(entry, at, {"name", "point"});
+    Probe p;
+    const DeckNode& name = v.require("name");
+    p.name = text(name, v.path("name"));
+    if (!std::all_of(p.name.begin(), p.name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; }))
+      fail(name.loc, fmt::format("{}: '{}' may contain only letters, digits and '_' (it names "
+                                 "the column probe_{})",
+                                 v.path("name"), p.name, p.name));
+    for (std::size_t j = 0; j < probes.size(); ++j)
+      if (probes[j].name == p.name)
+        fail(name.loc, fmt::format("{}: the name '{}' is already {}", v.path("name"), p.name,
+                                   element(path, j)));
+    const DeckNode& point = v.require("point");
+    p.point = per_axis(point, v.path("point"), cfg.dimensions, 0.0, number);
+    for (int d = 0; d < cfg.dimensions; ++d) {
+      const double lo = cfg.origin[d], hi = cfg.origin[d] + cfg.length[d];
+      const double x = p.point[d];
+      if (!(x >= lo && x <= hi))
+        fail(point.items[std::size_t(d)].loc,
+             fmt::format("{}: {:g} lies outside the domain [{:g}, {:g}] on the {} axis",
+                         element(v.path("point"), std::size_t(d)), x, lo, hi, "xyz"[d]));
+      const double h = cfg.length[d] / cfg.cells[d];
+      const double i = std::floor((x - lo) / h);
+      p.cell[d] = static_cast<int>(std::min(std::max(i, 0.0), double(cfg.cells[d] - 1)));
+    }
+    probes.push_back(p);
+  }
+  return probes;
+}
+
 void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "output",
                   {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst",
-                   "compression"});
+                   "compression", "interval", "diagnostics", "probes"});
   cfg.output_directory = v.optional("directory", cfg.output_directory, text);
   cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
+  cfg.output_interval =
+      v.optional("interval", cfg.output_interval, [&](const DeckNode& e, const std::string& w) {
+        return output_interval(e, w, cfg, "output.every");
+      });
   cfg.formats = v.optional("formats", cfg.formats, formats);
   cfg.overwrite = v.optional("overwrite", cfg.overwrite, boolean);
   cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
@@ -1613,6 +1684,97 @@ void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
     cfg.catalyst = catalyst_scripts(*c, v.key_loc("catalyst"), features);
   if (const DeckNode* c = v.get("compression"))
     cfg.compression = read_compression(*c, v.path("compression"), features);
+  if (const DeckNode* d = v.get("diagnostics"))
+    cfg.diagnostics = read_diagnostics(*d, v.path("diagnostics"), cfg);
+  if (const DeckNode* p = v.get("probes")) {
+    cfg.probes = read_probes(*p, v.path("probes"), cfg);
+    if (!cfg.probes.empty() && !cfg.diagnostics.enabled())
+      fail(v.key_loc("probes"),
+           "output.probes: probes are columns of diagnostics.csv: give "
+           "output.diagnostics too ({every: N} or {interval: t})");
+  }
+}
+
+// ---- Output at fixed simulated times ------------------------------------------------------
+
+// A time the run must land on: output.interval, output.diagnostics.interval, time.end.
+struct TimeMark {
+  double t = 0;
+  const DeckNode* node = nullptr;
+  std::string what;
+};
+
+// p/q with q <= kMaxDenominator equal to r within 1e-12 relative (continued fractions: the
+// first convergent close enough), if there is one. Times written as decimals (0.3, 0.7, 1)
+// have such ratios; unrelated ones (0.3 and 1/pi) have none, where a looser test would find
+// a large q and shrink dt by as much without a word.
+constexpr std::int64_t kMaxDenominator = 1000;
+std::optional<std::pair<std::int64_t, std::int64_t>> as_fraction(double r) {
+  if (!(r > 0 && r < 1e12)) return std::nullopt;
+  std::int64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;
+  double x = r;
+  for (int k = 0; k < 64; ++k) {
+    const double a = std::floor(x);
+    const auto ai = static_cast<std::int64_t>(a);
+    const std::int64_t p2 = ai * p1 + p0, q2 = ai * q1 + q0;
+    if (q2 > kMaxDenominator) break;
+    if (std::abs(r - double(p2) / double(q2)) <= 1e-12 * r) return std::make_pair(p2, q2);
+    p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+    const double frac = x - a;
+    if (frac < 1e-12) break;
+    x = 1.0 / frac;
+  }
+  return std::nullopt;
+}
+
+// Output at fixed simulated times (docs/deck.md "Output at fixed times"): dt becomes the
+// largest value not above the resolved one that divides every mark into whole steps, so that
+// a step lands on each multiple of each interval (and on time.end). time.end: steps = end/dt;
+// time.steps: end = steps * dt. Intervals become step counts.
+void align_time_step(const DeckNode& root, Config& cfg) {
+  if (cfg.problem != ProblemType::Heat) return;
+  if (cfg.output_interval <= 0 && cfg.diagnostics.interval <= 0) return;
+  const DeckNode* output = root.find("output");
+  const DeckNode* time = root.find("time");
+  std::vector<TimeMark> marks;
+  if (cfg.output_interval > 0)
+    marks.push_back({cfg.output_interval, output->find("interval"), "output.interval"});
+  if (cfg.diagnostics.interval > 0)
+    marks.push_back({cfg.diagnostics.interval, output->find("diagnostics")->find("interval"),
+                     "output.diagnostics.interval"});
+  const DeckNode* end = time ? time->find("end") : nullptr;
+  if (end && cfg.end_time > 0) marks.push_back({cfg.end_time, end, "time.end"});
+  double d = marks[0].t;  // every mark so far is a whole multiple of d
+  for (std::size_t i = 1; i < marks.size(); ++i) {
+    const auto f = as_fraction(marks[i].t / d);
+    if (!f)
+      fail(marks[i].node->loc,
+           fmt::format("{}: {:g} and {} = {:g} have no common time step (their ratio is no "
+                       "fraction p/q with q <= {}): steps could not land on both; choose times "
+                       "whose ratio is such a fraction",
+                       marks[i].what, marks[i].t, marks[0].what, marks[0].t, kMaxDenominator));
+    d /= double(f->second);
+  }
+  const double m = std::max(1.0, std::ceil(d / cfg.dt - 1e-9));
+  const double dt = d / m;
+  const auto steps_of = [&](double t, const TimeMark& mark) {
+    const double n = std::round(t / dt);
+    if (!(n <= 1e15))
+      fail(mark.node->loc, fmt::format("{}: {:g} needs {:g} steps of dt = {:g} (more than 1e15)",
+                                       mark.what, t, n, dt));
+    return static_cast<std::int64_t>(n);
+  };
+  cfg.dt = dt;
+  if (end) {
+    cfg.steps = cfg.end_time > 0 ? steps_of(cfg.end_time, marks.back()) : 0;
+  } else {
+    cfg.end_time = double(cfg.steps) * cfg.dt;
+  }
+  for (const TimeMark& mark : marks) {
+    if (mark.what == "output.interval") cfg.output_interval_steps = steps_of(mark.t, mark);
+    if (mark.what == "output.diagnostics.interval")
+      cfg.diagnostics.interval_steps = steps_of(mark.t, mark);
+  }
 }
 
 // ---- Singular steady problems ----------------------------------------------------------------
@@ -1683,6 +1845,7 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   check_singular(root, cfg);
   if (const DeckNode* n = top.get("execution")) read_execution(*n, cfg, features);
   if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
+  align_time_step(root, cfg);
   return cfg;
 }
 

@@ -123,6 +123,8 @@ TEST(DeckSources, EveryShippedDeckKeepsItsSource) {
       EXPECT_FALSE(cfg.source.value_table || cfg.source.amplitude_table) << entry.path();
     }
     for (const auto& t : cfg.boundary_tables) EXPECT_FALSE(t) << entry.path();
+    EXPECT_EQ(cfg.output_interval, 0.0);
+    EXPECT_FALSE(cfg.diagnostics.enabled());
     ++count;
   }
   EXPECT_GE(count, 6);
