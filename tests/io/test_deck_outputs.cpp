@@ -1,6 +1,6 @@
 // The output keys of an engineer's run: output.diagnostics, output.probes and output.interval
-// (docs/deck.md "output"): their Config, the time step that lands on every output time, and
-// file:line:col for every bad input.
+// (docs/deck.md "output"): their Config, the time step that lands on every output time, the
+// columns of diagnostics.csv, and file:line:col for every bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
+#include "io/diagnostics_writer.hpp"
 
 namespace heatsolve {
 namespace {
@@ -197,6 +198,26 @@ TEST(DeckProbes, BadProbesAreReportedAtThem) {
   expect_at(parse_error(heat() + "output: {probes: {name: a}}\n"), 5, 18, "expected a list");
   expect_at(parse_error(heat() + "output: {probes: [{name: a, point: [0.5, 0.5, 0.5]}]}\n"), 5, 10,
             "probes are columns of diagnostics.csv: give output.diagnostics");
+}
+
+// ---- diagnostics.csv columns --------------------------------------------------------------------
+
+TEST(DiagnosticsColumns, FromTheDeck) {
+  const Config cfg = parse(heat() +
+                           "boundary: {x-: {type: periodic}, x+: {type: periodic}}\n"
+                           "output: {diagnostics: {every: 1}, probes: [{name: c, point: [0.5, "
+                           "0.5, 0.5]}, {name: d, point: [0.1, 0.1, 0.1]}]}\n");
+  EXPECT_EQ(diagnostics_columns(cfg),
+            (std::vector<std::string>{"step", "time", "min", "max", "mean", "heat", "flow_y-",
+                                      "flow_y+", "flow_z-", "flow_z+", "source_power", "balance",
+                                      "probe_c", "probe_d"}));
+  const Config poisson = parse(
+      "name: t\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"
+      "output: {diagnostics: {every: 5}}\n");
+  EXPECT_EQ(diagnostics_columns(poisson),
+            (std::vector<std::string>{"iteration", "min", "max", "mean", "flow_x-", "flow_x+",
+                                      "flow_y-", "flow_y+", "source_power", "balance"}));
+  EXPECT_EQ(diagnostics_header({"step", "time", "min"}), "step,time,min\n");
 }
 
 }  // namespace

@@ -85,6 +85,9 @@ for ext in ("xdmf", "pvd"):
     p, q = f"{ref}/{name}.{ext}", f"{run}/{name}.{ext}"
     if os.path.exists(p) and (not os.path.exists(q) or not filecmp.cmp(p, q, shallow=False)):
         fail(f"{name}.{ext} differs")
+p, q = f"{ref}/diagnostics.csv", f"{run}/diagnostics.csv"  # output.diagnostics: byte for byte
+if os.path.exists(p) and (not os.path.exists(q) or not filecmp.cmp(p, q, shallow=False)):
+    fail("diagnostics.csv differs")
 vti = sorted(os.path.basename(p) for p in glob.glob(f"{ref}/{name}_vti/*"))
 if vti:
     got = sorted(os.path.basename(p) for p in glob.glob(f"{run}/{name}_vti/*"))
