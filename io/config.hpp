@@ -261,6 +261,13 @@ const char* to_string(Prolongation p);
 const char* to_string(CompressionType c);
 const char* to_string(SingularPolicy s);
 
+// The name of the field a run computes, in every output (HDF5 dataset, XDMF/VTK array,
+// Catalyst array): "temperature" (heat) or "solution" (Poisson). Inline: the Catalyst module
+// (io/catalyst/), loaded at run time, calls no function of heatsolve's.
+inline const char* field_name(ProblemType p) {
+  return p == ProblemType::Poisson ? "solution" : "temperature";
+}
+
 // theta of the one-step scheme: 0 explicit, 1 implicit Euler, 1/2 Crank-Nicolson.
 double scheme_theta(TimeScheme s);
 

@@ -428,7 +428,7 @@ TEST(InitialFile, BadFilesAreDeckErrorsAtTheirKey) {
 
 TEST(InitialFile, ASeriesStartsFromItsLastStep) {
   const TempDir dir;
-  for (ProblemType problem : {ProblemType::Heat}) {
+  for (ProblemType problem : {ProblemType::Heat, ProblemType::Poisson}) {
     Config run = parse(problem == ProblemType::Heat
                            ? kHeat
                            : "name: t\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, "
