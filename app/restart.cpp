@@ -156,6 +156,16 @@ RestartPlan plan_from(const std::string& path, const Config& cfg, bool check_onl
   const SeriesChoice series = choose_series(cfg, header, path);
   plan.series_source = series.source;
   plan.series_steps = series.steps;
+  if (cfg.diagnostics.enabled() && header.has_diagnostics) {
+    try {
+      std::string warning;
+      plan.diagnostics = choose_diagnostics_source(cfg.output_directory, diagnostics_columns(cfg),
+                                                   header.diagnostics, &warning);
+      if (!warning.empty()) fmt::print(stderr, "warning: {}\n", warning);
+    } catch (const DiagnosticsSourceError& e) {
+      throw SeriesDamaged(fmt::format("checkpoint '{}': {}", path, e.what()));
+    }
+  }
   return plan;
 }
 
@@ -209,6 +219,8 @@ void copy_series(const RestartPlan& plan, const Config& cfg, const Block& block,
 void finish_restart(const Config& cfg) {
   std::error_code ec;
   fs::remove(fs::path(cfg.output_directory) / (cfg.name + ".h5.restart-source"), ec);
+  fs::remove(fs::path(cfg.output_directory) / (std::string(kDiagnosticsFile) + ".restart-source"),
+             ec);
 }
 
 void start_fresh(const Config& cfg, bool overwrite) {
@@ -228,6 +240,7 @@ void start_fresh(const Config& cfg, bool overwrite) {
   }
   fs::remove(latest, ec);
   fs::remove(dir / (cfg.name + ".h5.restart-source"), ec);
+  fs::remove(dir / (std::string(kDiagnosticsFile) + ".restart-source"), ec);
 }
 
 namespace {
@@ -243,8 +256,8 @@ bool is_temporary(const std::string& file, const Config& cfg, bool in_vti) {
   if (file.rfind(".heatsolve-write-test.", 0) == 0) return true;
   if (!std::regex_match(file, pid_suffix)) return false;
   const std::string base = file.substr(0, file.rfind(".tmp."));
-  return base == "summary.json" || base == "residuals.csv" || base == "checkpoint_latest" ||
-         base == cfg.name + ".xdmf" || base == cfg.name + ".pvd";
+  return base == "summary.json" || base == "residuals.csv" || base == kDiagnosticsFile ||
+         base == "checkpoint_latest" || base == cfg.name + ".xdmf" || base == cfg.name + ".pvd";
 }
 
 template <typename Fn>
@@ -263,8 +276,11 @@ void for_each_temporary(const Config& cfg, Fn&& fn) {
 
 void refuse_planted_links(const Config& cfg) {
   const fs::path dir(cfg.output_directory);
+  const std::string diagnostics = kDiagnosticsFile;
   std::vector<fs::path> names{dir / (cfg.name + ".h5.partial"),
-                              dir / (cfg.name + ".h5.restart-source"), dir / (cfg.name + "_vti")};
+                              dir / (cfg.name + ".h5.restart-source"),
+                              dir / (diagnostics + ".partial"),
+                              dir / (diagnostics + ".restart-source"), dir / (cfg.name + "_vti")};
   for_each_temporary(cfg, [&](const fs::path& p) { names.push_back(p); });
   for (const fs::path& p : names) {
     std::error_code ec;

@@ -12,6 +12,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/config.hpp"
+#include "io/diagnostics_writer.hpp"
 #include "io/field_writer.hpp"
 
 namespace heatsolve {
@@ -38,6 +39,9 @@ struct RestartPlan {
   // its own series (finish_restart).
   std::string series_source;
   std::vector<std::int64_t> series_steps;
+  // diagnostics.csv (output.diagnostics; io/diagnostics_writer.hpp): the file and bytes the
+  // restarted run's diagnostics.csv starts with (rank 0). No source: a new file.
+  DiagnosticsResume diagnostics;
 };
 
 // Resolves `--restart <arg>` and checks everything a restart needs before any file is
@@ -50,7 +54,9 @@ struct RestartPlan {
 // it, with a warning on stderr; the last reason is thrown when none is left. A directory
 // holding none of the three (a checkpoint continued elsewhere) starts its series at the
 // checkpoint, with a warning. A `.partial` chosen as the source is moved to
-// `.restart-source` (the new run writes `.partial`).
+// `.restart-source` (the new run writes `.partial`). The same for diagnostics.csv (a deck
+// with output.diagnostics whose checkpoint recorded it): choose_diagnostics_source, whose
+// failure is a SeriesDamaged.
 RestartPlan plan_restart(const std::string& arg, const Config& cfg, bool check_only = false);
 
 // Copies the plan's series steps (this rank's block) into `writers`: the restarted run's
@@ -59,17 +65,18 @@ void copy_series(const RestartPlan& plan, const Config& cfg, const Block& block,
                  const std::vector<FieldWriter*>& writers);
 
 // After the restarted run published its own series (finished, or stopped with exit 75):
-// removes `<name>.h5.restart-source`.
+// removes `<name>.h5.restart-source` and `diagnostics.csv.restart-source`.
 void finish_restart(const Config& cfg);
 
 // A run that does not restart starts a new lineage: refuses (OutputRefused) a directory
 // holding a run that can be continued (checkpoint_latest) unless `overwrite`, then removes
-// the previous lineage's checkpoints, checkpoint_latest and `.restart-source`, so that a
-// later `--restart latest` can only continue this run.
+// the previous lineage's checkpoints, checkpoint_latest and the `.restart-source` files, so
+// that a later `--restart latest` can only continue this run.
 void start_fresh(const Config& cfg, bool overwrite);
 
 // Refuses (OutputRefused) a symbolic link at a name heatsolve creates in the directory
-// (`<name>.h5.partial`, `<name>.h5.restart-source`, `<name>_vti`, temporaries): heatsolve
+// (`<name>.h5.partial`, `<name>.h5.restart-source`, `diagnostics.csv.partial` and
+// `.restart-source`, `<name>_vti`, temporaries): heatsolve
 // never writes through one. (The lock file is checked by RunLock, final names are replaced
 // by rename(2), which never follows a link.)
 void refuse_planted_links(const Config& cfg);

@@ -25,10 +25,11 @@
 #include "io/catalyst_adaptor.hpp"
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
+#include "io/diagnostics_writer.hpp"
 #include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
-#include "kernels/backend.hpp"
 #include "io/writer_factory.hpp"
+#include "kernels/backend.hpp"
 #include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
@@ -473,6 +474,17 @@ int run_command(const RunOptions& opts) {
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
   copy_series(restart, cfg, ctx.domain.block, writer_ptrs);
+  // diagnostics.csv (output.diagnostics): rank 0 writes it, starting with the rows the
+  // restart's checkpoint counts (io/diagnostics_writer.hpp); the other ranks take part in
+  // the reductions its rows come from.
+  std::unique_ptr<DiagnosticsWriter> diagnostics;
+  if (cfg.diagnostics.enabled())
+    if (auto rc = on_root_shared<OutputRefused>(root, nranks, [&] {
+          diagnostics = std::make_unique<DiagnosticsWriter>(
+              cfg.output_directory, diagnostics_columns(cfg), restart.diagnostics);
+        }))
+      return *rc;
+  // TODO(#32, solvers): ctx.diagnostics = diagnostics.get();  (RunContext gains the field.)
 
   ctx.backend_options = backend_options_for(cfg);
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.
@@ -516,6 +528,10 @@ int run_command(const RunOptions& opts) {
       w->finalize();  // collective under MPI
       if (result)
         for (const std::string& f : w->files()) result->files.push_back(f);
+    }
+    if (diagnostics) {
+      diagnostics->finalize();
+      if (result) result->files.push_back(diagnostics->path());
     }
     if (root) finish_restart(cfg);  // the published series holds everything now
   };
@@ -569,6 +585,7 @@ int run_command(const RunOptions& opts) {
     add_provenance(summary, provenance);
     if (nlohmann::json storage = series_storage(cfg, opts.quiet); !storage.is_null())
       summary["compression"] = std::move(storage);
+    if (diagnostics) summary["diagnostics"] = diagnostics->summary();
     write_summary(cfg.output_directory, summary);
   }
   if (!opts.quiet && root)

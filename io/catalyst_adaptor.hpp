@@ -82,7 +82,10 @@ class CatalystAdaptor {
     return schedule_;
   }
   // Runs the scripts due at `step` on this rank's block (`data`: block.size() values, x
-  // fastest). Throws CatalystError (on every rank) when a script fails.
+  // fastest), as the cell array field_name(cfg.problem) ("temperature" | "solution"); the
+  // scripts' time is `time`, or for Poisson the iteration `step` (`time` ignored). The user
+  // data carry output_directory, field and problem. Throws CatalystError (on every rank) when
+  // a script fails.
   void co_process(std::int64_t step, double time, bool last, const float* data, const Block& block);
   void co_process(std::int64_t step, double time, bool last, const double* data,
                   const Block& block);

@@ -36,7 +36,18 @@ const CheckpointField* CheckpointState::field(const std::string& name) const {
 
 std::string checkpoint_deck_json(const Config& cfg) {
   nlohmann::json j = cfg.deck.is_object() ? cfg.deck : nlohmann::json::object();
+  // The output keys that choose dt (output.interval, output.diagnostics.interval: a step lands
+  // on each multiple) belong to the computation; the rest of the section does not.
+  nlohmann::json timing = nlohmann::json::object();
+  if (j.contains("output") && j["output"].is_object()) {
+    const nlohmann::json& out = j["output"];
+    if (out.contains("interval")) timing["interval"] = out["interval"];
+    if (out.contains("diagnostics") && out["diagnostics"].is_object() &&
+        out["diagnostics"].contains("interval"))
+      timing["diagnostics"]["interval"] = out["diagnostics"]["interval"];
+  }
   j.erase("output");
+  if (!timing.empty()) j["output"] = timing;
   j.erase("execution");
   if (j.contains("time") && j["time"].is_object()) {
     j["time"].erase("end");
@@ -202,8 +213,8 @@ void check_checkpoint_matches(const CheckpointState& h, const Config& cfg,
       fmt::format("checkpoint '{}' does not belong to deck '{}':", path, cfg.deck_path);
   for (const std::string& d : diffs) msg += "\n  " + d;
   msg +=
-      "\n(only output.*, execution.*, time.end/steps and solver.max_iterations may change on "
-      "restart; see docs/batch.md)";
+      "\n(only output.* (but the intervals, which choose dt), execution.*, time.end/steps and "
+      "solver.max_iterations may change on restart; see docs/batch.md)";
   throw CheckpointMismatch(msg);
 }
 
@@ -360,6 +371,13 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
   put_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, tmp);
   put_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, tmp);
   if (!s.lineage.empty()) put_string(root, "lineage", s.lineage, tmp);
+  if (s.has_diagnostics) {
+    const DiagnosticsMark& m = s.diagnostics;
+    put_attr(root, "diagnostics_rows", H5T_NATIVE_INT64, &m.rows, 0, tmp);
+    put_attr(root, "diagnostics_step", H5T_NATIVE_INT64, &m.step, 0, tmp);
+    put_attr(root, "diagnostics_bytes", H5T_NATIVE_UINT64, &m.bytes, 0, tmp);
+    put_string(root, "diagnostics_digest", digest_hex(m.digest), tmp);
+  }
 
   {  // the series manifest [n]
     const hsize_t n = s.series_steps.size();
@@ -445,6 +463,12 @@ CheckpointState with_identity(const CheckpointState& state) {
   if (!s.has_series_steps) {
     s.series_steps = series_steps_through(s.step);
     s.has_series_steps = true;
+  }
+  if (!s.has_diagnostics) {
+    if (const auto mark = diagnostics_mark_through(s.step)) {
+      s.diagnostics = *mark;
+      s.has_diagnostics = true;
+    }
   }
   return s;
 }
@@ -588,6 +612,16 @@ CheckpointState read_impl(const std::string& path, const Block* block) {
   get_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, path);
   get_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, path);
   if (H5Aexists(root, "lineage") > 0) s.lineage = get_string(root, "lineage", path);
+  if (H5Aexists(root, "diagnostics_digest") > 0) {
+    DiagnosticsMark& m = s.diagnostics;
+    get_attr(root, "diagnostics_rows", H5T_NATIVE_INT64, &m.rows, 0, path);
+    get_attr(root, "diagnostics_step", H5T_NATIVE_INT64, &m.step, 0, path);
+    get_attr(root, "diagnostics_bytes", H5T_NATIVE_UINT64, &m.bytes, 0, path);
+    const auto digest = parse_digest_hex(get_string(root, "diagnostics_digest", path));
+    if (!digest || m.rows < 0) bad_file(path, "malformed diagnostics_digest or diagnostics_rows");
+    m.digest = *digest;
+    s.has_diagnostics = true;
+  }
   if (H5Lexists(root, "series_steps", H5P_DEFAULT) > 0) {
     h5::Dataset d(H5Dopen2(root, "series_steps", H5P_DEFAULT), "open series_steps in " + path);
     h5::Dataspace space(H5Dget_space(d.get()), "dataspace");

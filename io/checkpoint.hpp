@@ -15,6 +15,10 @@
 //     ranks (int): MPI ranks of the writing run
 //     lineage (32 hex digits): the run's lineage (io/run_identity.hpp); absent in checkpoints
 //       of older versions
+//     diagnostics_rows, diagnostics_step (int64), diagnostics_bytes (uint64),
+//       diagnostics_digest (16 hex digits): how far diagnostics.csv had come at this step
+//       (io/diagnostics_writer.hpp, DiagnosticsMark); absent when the run wrote no
+//       diagnostics, and in checkpoints of older versions
 //   /decomposition/blocks   int [ranks][6]: offset x y z, count x y z of every rank's block
 //   /residual_history       double [n][2]: (step, residual) pairs recorded so far
 //   /series_steps           int64 [n]: the output steps <= step that the run's HDF5 series
@@ -46,6 +50,7 @@
 #endif
 
 #include "io/config.hpp"
+#include "io/diagnostics_writer.hpp"
 #include "io/field_writer.hpp"
 
 namespace heatsolve {
@@ -84,6 +89,12 @@ struct CheckpointState {
   std::string lineage;
   bool has_series_steps = false;
   std::vector<std::int64_t> series_steps;
+  // How far diagnostics.csv had come (io/diagnostics_writer.hpp). Writing: left unset
+  // (has_diagnostics false), it is taken from the process's diagnostics writer
+  // (diagnostics_mark_through(step); none: not recorded). Reading: has_diagnostics says the
+  // file had it.
+  bool has_diagnostics = false;
+  DiagnosticsMark diagnostics;
   int dims = 3;
   std::array<int, 3> cells{1, 1, 1};
   // Progress and solver state.
@@ -105,7 +116,9 @@ struct CheckpointState {
 
 // The deck part that identifies a run: cfg.deck (the deck as given, after --set) without
 //   output             (the whole section: directory, every, formats, overwrite,
-//                      checkpoint_every only change what is written, not what is computed)
+//                      checkpoint_every only change what is written, not what is computed;
+//                      but output.interval and output.diagnostics.interval stay: they choose
+//                      dt, docs/deck.md "Output at fixed times")
 //   execution          (the whole section: backend, kernel, block, time_block,
 //                      decomposition, halo, overlap, walltime say how/where it runs;
 //                      precision is compared on its own)

@@ -70,6 +70,8 @@ const char* to_string(ShapeType s) {
       return "box";
     case ShapeType::Sine:
       return "sine";
+    case ShapeType::File:
+      return "file";
   }
   return "?";
 }
@@ -148,6 +150,10 @@ const char* to_string(CompressionType c) {
       return "zfp";
   }
   return "?";
+}
+
+const char* to_string(SingularPolicy s) {
+  return s == SingularPolicy::Refuse ? "refuse" : "compatible-mean";
 }
 
 }  // namespace heatsolve

@@ -13,17 +13,23 @@
 #include "core/execution.hpp"
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
+#include "core/time_table.hpp"
 
 namespace heatsolve {
 
 enum class ProblemType { Heat, Poisson };
-enum class ShapeType { None, Uniform, Gaussian, Box, Sine };
+// File: the values of an HDF5 dataset (`initial` only).
+enum class ShapeType { None, Uniform, Gaussian, Box, Sine, File };
 enum class Precision { Float, Double };
 enum class SolverMethod { Jacobi, Anderson, Multigrid, MultigridCG };
 // Heat time stepping: forward Euler, or theta = 1 / theta = 1/2 implicit steps solved by
 // multigrid.
 enum class TimeScheme { Explicit, ImplicitEuler, CrankNicolson };
 enum class HaloMode { Auto, Staged, CudaAware, Ipc };
+// solver.singular: what a Poisson deck without a Dirichlet face (nor a convective face with
+// h > 0) whose source does not balance the boundary inflow gets: refused at validation, or the
+// solution of the compatible part (the mean imbalance removed, the solution of zero mean).
+enum class SingularPolicy { Refuse, CompatibleMean };
 
 // One in-situ (ParaView Catalyst) pipeline: a Catalyst v1 Python script run every `every`
 // steps or iterations (and at the last one).
@@ -50,6 +56,54 @@ struct Shape {
   double width = 0;      // gaussian
   std::array<double, 3> center{0, 0, 0};
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};
+  // Time dependence (`source` entries of heat decks, docs/deck.md "Time-varying inputs"): the
+  // deck's table for `value` / `amplitude` when it gave one instead of a number; `value` and
+  // `amplitude` above then hold the table's value at t = 0. Absent: constant.
+  std::optional<TimeTable> value_table, amplitude_table;
+  // File (`initial` only): the HDF5 file (resolved like catalyst scripts: relative to the deck
+  // file's directory) and the dataset, [nz][ny][nx] ([ny][nx] in 2D), x fastest. The deck
+  // resolves an omitted dataset (the last step of a heatsolve series) into `dataset`.
+  std::string path, dataset;
+
+  double value_at(double t) const { return value_table ? value_table->at(t) : value; }
+  double amplitude_at(double t) const {
+    return amplitude_table ? amplitude_table->at(t) : amplitude;
+  }
+  // Whether value or amplitude changes with time.
+  bool varies() const {
+    return (value_table && !value_table->constant()) ||
+           (amplitude_table && !amplitude_table->constant());
+  }
+  // This shape with `value` and `amplitude` at time t (the tables kept).
+  Shape at(double t) const {
+    Shape s = *this;
+    s.value = value_at(t);
+    s.amplitude = amplitude_at(t);
+    return s;
+  }
+};
+
+// output.diagnostics: when diagnostics.csv gets a row (io/diagnostics_writer.hpp): at every
+// multiple of `every` steps (iterations), at every multiple of `interval` in simulated time
+// (heat; the deck resolves it to `interval_steps`, the step landing on each multiple), at step
+// 0 and at the last step. Both 0: no diagnostics.
+struct DiagnosticsOutput {
+  std::int64_t every = 0;           // 0 = not by steps
+  double interval = 0;              // simulated time; 0 = not by time
+  std::int64_t interval_steps = 0;  // interval / dt, exact (resolved); 0 when interval is 0
+  bool enabled() const { return every > 0 || interval > 0; }
+  // A row at `step` (besides step 0 and the last step, which always get one).
+  bool due(std::int64_t step) const {
+    return (every > 0 && step % every == 0) || (interval_steps > 0 && step % interval_steps == 0);
+  }
+};
+
+// output.probes entry: a diagnostics.csv column `probe_<name>` holding the value of the cell
+// `cell` (global indices; z = 0 in 2D), the cell whose extent holds `point`.
+struct Probe {
+  std::string name;  // [A-Za-z0-9_]+, unique
+  std::array<double, 3> point{0, 0, 0};
+  std::array<int, 3> cell{0, 0, 0};
 };
 
 // A part of the domain that a `materials` entry applies to: a cell belongs to it when its
@@ -112,8 +166,17 @@ struct Config {
   double safety = 0.9;
   TimeScheme scheme = TimeScheme::Explicit;
 
+  // `source` as the deck gave it: one mapping (`source`; type None when absent) or a list of
+  // shapes that are summed (`sources`: every term, in deck order; empty = no source). A single
+  // mapping that is not `none` is also sources[0]; with a list of several, `source` is the
+  // first of them and only `sources` describes the whole source.
   Shape initial, source;
-  BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+
+  std::vector<Shape> sources;
+  BoundaryFaces boundary{};  // x-, x+, y-, y+, z-, z+; values at t = 0
+  // The deck's tables over time for the faces' values (dirichlet value, neumann flux,
+  // convective ambient, heat_flux value), when it gave one instead of a number; absent:
+  // constant `boundary[f].value`. boundary_at(t) applies them.
+  std::array<std::optional<TimeTable>, 6> boundary_tables;
 
   SolverMethod method = SolverMethod::Jacobi;
   double tolerance = 1e-8;
@@ -123,6 +186,7 @@ struct Config {
   double anderson_damping = 1.0;
   int anderson_every = 1;  // Jacobi sweeps per Anderson mixing (alternating Anderson-Jacobi)
   MultigridSettings multigrid;
+  SingularPolicy singular = SingularPolicy::Refuse;  // solver.singular (Poisson)
 
   BackendKind backend = BackendKind::Auto;
   Precision precision = Precision::Double;
@@ -136,13 +200,39 @@ struct Config {
 
   std::string output_directory = "out";
   std::int64_t output_every = 0;  // 0 = initial and final state only
+  // output.interval: fields at every multiple of it in simulated time (heat). The deck chooses
+  // dt so that each multiple is a step: output_interval_steps = interval / dt exactly. 0 = off.
+  // With output_every, both apply.
+  double output_interval = 0;
+  std::int64_t output_interval_steps = 0;
   std::vector<std::string> formats{"hdf5"};
   bool overwrite = false;
   std::int64_t checkpoint_every = 0;     // 0 = off
   std::vector<CatalystScript> catalyst;  // output.catalyst; empty = no in-situ output
   Compression compression;               // output.compression (the HDF5 series)
+  DiagnosticsOutput diagnostics;         // output.diagnostics (diagnostics.csv)
+  std::vector<Probe> probes;             // output.probes: columns of diagnostics.csv
 
   nlohmann::json deck;  // the deck as given (after --set overrides), echoed in summary.json
+
+  // The faces with their values at time t (the tables applied; the deck's faces when none).
+  BoundaryFaces boundary_at(double t) const {
+    BoundaryFaces faces = boundary;
+    for (std::size_t f = 0; f < faces.size(); ++f)
+      if (boundary_tables[f]) faces[f].value = boundary_tables[f]->at(t);
+    return faces;
+  }
+  // Whether any face value or source term changes with time.
+  bool boundary_varies() const {
+    for (const auto& table : boundary_tables)
+      if (table && !table->constant()) return true;
+    return false;
+  }
+  bool sources_vary() const {
+    for (const Shape& s : sources)
+      if (s.varies()) return true;
+    return false;
+  }
 
   GridDesc grid() const {
     GridDesc g;
@@ -169,6 +259,14 @@ const char* to_string(MultigridCycle c);
 const char* to_string(MultigridSmoother s);
 const char* to_string(Prolongation p);
 const char* to_string(CompressionType c);
+const char* to_string(SingularPolicy s);
+
+// The name of the field a run computes, in every output (HDF5 dataset, XDMF/VTK array,
+// Catalyst array): "temperature" (heat) or "solution" (Poisson). Inline: the Catalyst module
+// (io/catalyst/), loaded at run time, calls no function of heatsolve's.
+inline const char* field_name(ProblemType p) {
+  return p == ProblemType::Poisson ? "solution" : "temperature";
+}
 
 // theta of the one-step scheme: 0 explicit, 1 implicit Euler, 1/2 Crank-Nicolson.
 double scheme_theta(TimeScheme s);

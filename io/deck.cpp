@@ -27,7 +27,9 @@
 #include <utility>
 
 #include "core/stencil_policies.hpp"
+#include "io/initial_field.hpp"
 #include "io/materials.hpp"
+#include "io/source_balance.hpp"
 
 namespace heatsolve {
 
@@ -603,6 +605,42 @@ class MapView {
   std::string path_;
 };
 
+// A number, or (transient problems) a table over simulated time
+// {table: [[t0, v0], [t1, v1], ...]}: piecewise linear, held before t0 and after the last knot;
+// t finite, >= 0 and strictly increasing. Returns the value at t = 0; `table` receives the
+// table when the deck gave one (docs/deck.md "Time-varying inputs").
+double number_or_table(const DeckNode& n, const std::string& what, ProblemType problem,
+                       std::optional<TimeTable>& table) {
+  table.reset();
+  if (n.kind == Kind::Sequence)
+    expected(n, what, "a number or a table {table: [[t0, v0], [t1, v1], ...]}");
+  if (n.kind != Kind::Map) return number(n, what);
+  const MapView v(n, what, {"table"});
+  if (problem != ProblemType::Heat)
+    fail(n.loc, fmt::format("{}: a table over time needs a transient problem (problem.type: "
+                            "heat); a steady problem has no time: give a number",
+                            what));
+  const DeckNode& t = v.require("table");
+  const std::string path = v.path("table");
+  const auto& rows = list(t, path);
+  if (rows.empty()) fail(t.loc, fmt::format("{}: expected at least one [t, value] pair", path));
+  std::vector<TimeTable::Knot> knots;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string w = element(path, i);
+    const auto& pair = list(rows[i], w, 2, " ([t, value])");
+    const double time = number(pair[0], element(w, 0));
+    if (time < 0)
+      fail(pair[0].loc,
+           fmt::format("{}: times must not be negative, got {}", element(w, 0), pair[0].scalar));
+    if (i > 0 && !(time > knots.back().t))
+      fail(pair[0].loc, fmt::format("{}: times must increase strictly, got {} after {}",
+                                    element(w, 0), pair[0].scalar, knots.back().t));
+    knots.push_back({time, number(pair[1], element(w, 1))});
+  }
+  table = TimeTable(std::move(knots));
+  return table->at(0.0);
+}
+
 // The node's `type` (a required key), read before the type-dependent key set is known.
 const DeckNode& type_of(const DeckNode& n, const std::string& path) {
   if (n.kind != Kind::Map && n.kind != Kind::Null) expected(n, path, "a mapping");
@@ -1051,15 +1089,20 @@ std::vector<std::string> shape_keys(ShapeType type) {
       return {"type", "value", "lower", "upper"};
     case ShapeType::Sine:
       return {"type", "amplitude"};
+    case ShapeType::File:
+      return {"type", "path", "dataset"};
   }
   return {};
 }
 
-void read_box(const MapView& v, int dims, Shape& s) {
+template <typename Strength>
+void read_box(const MapView& v, int dims, Shape& s, Strength&& strength) {
   const auto points = [&](const DeckNode& c, const std::string& what) {
     return per_axis(c, what, dims, 0.0, number);
   };
-  s.value = v.required("value", number);
+  s.value = v.required("value", [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.value_table);
+  });
   s.lower = v.required("lower", points);
   s.upper = v.required("upper", points);
   for (int d = 0; d < dims; ++d)
@@ -1096,62 +1139,155 @@ void check_box_has_cells(const DeckNode& n, const std::string& path, const Shape
   }
 }
 
-Shape read_shape(const DeckNode& n, const std::string& path, int dims, bool allow_none) {
-  std::initializer_list<ShapeType> with_none{ShapeType::None, ShapeType::Uniform,
-                                             ShapeType::Gaussian, ShapeType::Box, ShapeType::Sine};
-  std::initializer_list<ShapeType> without_none{ShapeType::Uniform, ShapeType::Gaussian,
-                                                ShapeType::Box, ShapeType::Sine};
+// What a shape describes: the initial field (no `none`, no tables, `file` allowed), the deck's
+// one `source` mapping (`none` allowed), or an entry of a `source` list.
+enum class ShapeUse { Initial, Source, SourceEntry };
+
+// initial: {type: file, path, dataset}: the path relative to the deck's directory, the dataset
+// given or (a heatsolve series) its last step's field; the file is checked here.
+void read_file_shape(const MapView& v, const Config& cfg, Shape& s) {
+  const DeckNode& path = v.require("path");
+  s.path = deck_relative_path(text(path, v.path("path")), path.loc);
+  const DeckNode* dataset = v.get("dataset");
+  const auto at = [&](InitialFieldError::Part part) -> const Location& {
+    switch (part) {
+      case InitialFieldError::Part::Kind:
+        return v.get("type")->loc;
+      case InitialFieldError::Part::Path:
+        return path.loc;
+      case InitialFieldError::Part::Dataset:
+        return dataset ? dataset->loc : path.loc;
+      case InitialFieldError::Part::Mapping:
+        break;
+    }
+    return v.loc();
+  };
+  const auto key = [&](InitialFieldError::Part part) {
+    return v.path(part == InitialFieldError::Part::Dataset && dataset ? "dataset"
+                  : part == InitialFieldError::Part::Kind             ? "type"
+                                                                      : "path");
+  };
+  try {
+    s.dataset = dataset ? text(*dataset, v.path("dataset")) : default_initial_dataset(s.path);
+    check_initial_file(cfg, s);
+  } catch (const InitialFieldError& e) {
+    if (e.part() == InitialFieldError::Part::Mapping)
+      fail(v.loc(), fmt::format("missing required key '{}': {}", v.path("dataset"), e.what()));
+    fail(at(e.part()), fmt::format("{}: {}", key(e.part()), e.what()));
+  } catch (const DeckError&) {
+    throw;
+  } catch (const std::exception& e) {  // an HDF5 failure past the checks (a damaged file)
+    fail(at(InitialFieldError::Part::Dataset),
+         fmt::format("{}: {}", key(InitialFieldError::Part::Dataset), e.what()));
+  }
+}
+
+Shape read_shape(const DeckNode& n, const std::string& path, const Config& cfg, ShapeUse use) {
+  const int dims = cfg.dimensions;
+  std::initializer_list<ShapeType> source_types{
+      ShapeType::None, ShapeType::Uniform, ShapeType::Gaussian, ShapeType::Box, ShapeType::Sine};
+  std::initializer_list<ShapeType> entry_types{ShapeType::Uniform, ShapeType::Gaussian,
+                                               ShapeType::Box, ShapeType::Sine};
+  std::initializer_list<ShapeType> initial_types{ShapeType::Uniform, ShapeType::Gaussian,
+                                                 ShapeType::Box, ShapeType::Sine, ShapeType::File};
   Shape s;
-  s.type = choice(type_of(n, path), path + ".type", allow_none ? with_none : without_none);
+  s.type = choice(type_of(n, path), path + ".type",
+                  use == ShapeUse::Initial  ? initial_types
+                  : use == ShapeUse::Source ? source_types
+                                            : entry_types);
   const MapView v(n, path, shape_keys(s.type));
   const auto points = [&](const DeckNode& c, const std::string& what) {
     return per_axis(c, what, dims, 0.0, number);
+  };
+  // A source's value and amplitude may be tables over time; the initial field's are numbers.
+  const auto strength = [&](const DeckNode& e, const std::string& w,
+                            std::optional<TimeTable>& table) {
+    if (use == ShapeUse::Initial) return number(e, w);
+    return number_or_table(e, w, cfg.problem, table);
+  };
+  const auto value = [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.value_table);
+  };
+  const auto amplitude = [&](const DeckNode& e, const std::string& w) {
+    return strength(e, w, s.amplitude_table);
   };
   switch (s.type) {
     case ShapeType::None:
       break;
     case ShapeType::Uniform:
-      s.value = v.required("value", number);
+      s.value = v.required("value", value);
       break;
     case ShapeType::Sine:
-      s.amplitude = v.required("amplitude", number);
+      s.amplitude = v.required("amplitude", amplitude);
       break;
     case ShapeType::Gaussian:
-      s.amplitude = v.required("amplitude", number);
+      s.amplitude = v.required("amplitude", amplitude);
       s.center = v.required("center", points);
       s.width = v.required("width", positive_number);
-      s.value = v.optional("value", 0.0, number);
+      s.value = v.optional("value", 0.0, value);
       break;
     case ShapeType::Box:
-      read_box(v, dims, s);
+      read_box(v, dims, s, strength);
+      break;
+    case ShapeType::File:
+      read_file_shape(v, cfg, s);
       break;
   }
   return s;
 }
 
-// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
-void read_convective_face(const MapView& v, FaceBC& f) {
-  f.coeff = v.required("h", nonnegative_number);
-  f.value = v.required("ambient", number);
+// `source`: one shape mapping (cfg.source; also cfg.sources[0] unless `none`) or a list of
+// shapes, summed (cfg.sources; cfg.source is the first).
+void read_sources(const DeckNode& n, Config& cfg) {
+  if (n.kind != Kind::Sequence) {
+    cfg.source = read_shape(n, "source", cfg, ShapeUse::Source);
+    check_box_has_cells(n, "source", cfg.source, cfg);
+    if (cfg.source.type != ShapeType::None) cfg.sources = {cfg.source};
+    return;
+  }
+  for (std::size_t i = 0; i < n.items.size(); ++i) {
+    const std::string path = element("source", i);
+    if (n.items[i].kind != Kind::Map)
+      expected(n.items[i], path, "a mapping {type: ..., ...} (one source term)");
+    cfg.sources.push_back(read_shape(n.items[i], path, cfg, ShapeUse::SourceEntry));
+    check_box_has_cells(n.items[i], path, cfg.sources.back(), cfg);
+  }
+  if (!cfg.sources.empty()) cfg.source = cfg.sources.front();
 }
 
-FaceBC read_face(const DeckNode& n, const std::string& path) {
+// `convective`: -k du/dn = h (u - ambient); FaceBC value = ambient, coeff = h.
+void read_convective_face(const MapView& v, FaceBC& f, ProblemType problem,
+                          std::optional<TimeTable>& table) {
+  f.coeff = v.required("h", nonnegative_number);
+  f.value = v.required("ambient", [&](const DeckNode& e, const std::string& w) {
+    return number_or_table(e, w, problem, table);
+  });
+}
+
+// One face's condition; `table` receives the table over time of its value (dirichlet value,
+// neumann flux, convective ambient, heat_flux value) when the deck gave one.
+FaceBC read_face(const DeckNode& n, const std::string& path, ProblemType problem,
+                 std::optional<TimeTable>& table) {
   FaceBC f;
+  table.reset();
   f.type = choice(type_of(n, path), path + ".type",
                   {BoundaryType::Dirichlet, BoundaryType::Neumann, BoundaryType::Periodic,
                    BoundaryType::Convective, BoundaryType::HeatFlux});
+  const auto value = [&](const DeckNode& e, const std::string& w) {
+    return number_or_table(e, w, problem, table);
+  };
   switch (f.type) {
     case BoundaryType::Dirichlet:
-      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, value);
       break;
     case BoundaryType::Neumann:
-      f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, number);
+      f.value = MapView(n, path, {"type", "flux"}).optional("flux", 0.0, value);
       break;
     case BoundaryType::Convective:
-      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f);
+      read_convective_face(MapView(n, path, {"type", "h", "ambient"}), f, problem, table);
       break;
     case BoundaryType::HeatFlux:
-      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, number);
+      f.value = MapView(n, path, {"type", "value"}).optional("value", 0.0, value);
       break;
     default:
       MapView(n, path, {"type"});
@@ -1193,20 +1329,22 @@ void read_boundary(const DeckNode& n, Config& cfg) {
   valid.insert(valid.end(), kFaceNames.begin(), kFaceNames.end());
   const MapView v(n, "boundary", valid);
   FaceBC all;
+  std::optional<TimeTable> all_table;
   std::array<Location, 6> where;
   where.fill(v.loc());
   if (const DeckNode* a = v.get("all")) {
-    all = read_face(*a, v.path("all"));
+    all = read_face(*a, v.path("all"), cfg.problem, all_table);
     where.fill(a->loc);
   }
   cfg.boundary.fill(all);
+  cfg.boundary_tables.fill(all_table);
   for (std::size_t i = 0; i < kFaceNames.size(); ++i) {
     const DeckNode* face = v.get(kFaceNames[i]);
     if (!face) continue;
     if (static_cast<int>(i) >= 2 * cfg.dimensions)
       fail(v.key_loc(kFaceNames[i]),
            fmt::format("boundary.{}: a 2D problem has no z faces", kFaceNames[i]));
-    cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]));
+    cfg.boundary[i] = read_face(*face, v.path(kFaceNames[i]), cfg.problem, cfg.boundary_tables[i]);
     where[i] = face->loc;
   }
   check_flux_faces(cfg.boundary, where, cfg.dimensions);
@@ -1214,9 +1352,9 @@ void read_boundary(const DeckNode& n, Config& cfg) {
 }
 
 void read_solver(const DeckNode& n, Config& cfg) {
-  const MapView v(
-      n, "solver",
-      {"method", "tolerance", "max_iterations", "check_every", "anderson", "multigrid"});
+  const MapView v(n, "solver",
+                  {"method", "tolerance", "max_iterations", "check_every", "singular", "anderson",
+                   "multigrid"});
   if (const DeckNode* m = v.get("method"))
     cfg.method = choice(*m, v.path("method"),
                         {SolverMethod::Jacobi, SolverMethod::Anderson, SolverMethod::Multigrid,
@@ -1235,6 +1373,9 @@ void read_solver(const DeckNode& n, Config& cfg) {
   cfg.tolerance = v.optional("tolerance", cfg.tolerance, positive_number);
   cfg.max_iterations = v.optional("max_iterations", cfg.max_iterations, positive_integer);
   cfg.check_every = v.optional("check_every", cfg.check_every, positive_int);
+  cfg.singular = v.optional("singular", cfg.singular, [](const DeckNode& e, const std::string& w) {
+    return choice(e, w, {SingularPolicy::Refuse, SingularPolicy::CompatibleMean});
+  });
   if (const DeckNode* a = v.get("anderson")) {
     const MapView av(*a, v.path("anderson"), {"depth", "damping", "every"});
     cfg.anderson_depth = av.optional("depth", cfg.anderson_depth, positive_int);
@@ -1459,12 +1600,83 @@ Compression read_compression(const DeckNode& n, const std::string& path,
   return c;
 }
 
+// A time interval of output: positive; a steady problem has no simulated time.
+double output_interval(const DeckNode& n, const std::string& what, const Config& cfg,
+                       const char* instead) {
+  const double t = positive_number(n, what);
+  if (cfg.problem != ProblemType::Heat)
+    fail(n.loc, fmt::format("{}: a steady problem has no simulated time; use {} (iterations)", what,
+                            instead));
+  return t;
+}
+
+// output.diagnostics: {every: N, interval: t} (either or both).
+DiagnosticsOutput read_diagnostics(const DeckNode& n, const std::string& path, const Config& cfg) {
+  if (n.kind != Kind::Map) expected(n, path, "a mapping {every: N, interval: t}");
+  const MapView v(n, path, {"every", "interval"});
+  DiagnosticsOutput d;
+  d.every = v.optional("every", d.every, positive_integer);
+  d.interval = v.optional("interval", d.interval, [&](const DeckNode& e, const std::string& w) {
+    return output_interval(e, w, cfg, "output.diagnostics.every");
+  });
+  if (!d.enabled())
+    fail(n.loc, fmt::format("{}: give 'every' (steps or iterations) or 'interval' (simulated "
+                            "time), or both",
+                            path));
+  return d;
+}
+
+// output.probes: [{name, point}]: a diagnostics.csv column per probe, the value of the cell
+// whose extent holds the point (a point on a face between two cells: the upper one; on the
+// domain's upper face: the last cell).
+std::vector<Probe> read_probes(const DeckNode& n, const std::string& path, const Config& cfg) {
+  if (n.kind != Kind::Sequence) expected(n, path, "a list of {name: ..., point: [x, y, z]}");
+  std::vector<Probe> probes;
+  for (std::size_t i = 0; i < n.items.size(); ++i) {
+    const std::string at = element(path, i);
+    const DeckNode& entry = n.items[i];
+    if (entry.kind != Kind::Map) expected(entry, at, "a mapping {name: ..., point: [x, y, z]}");
+    const MapView v(entry, at, {"name", "point"});
+    Probe p;
+    const DeckNode& name = v.require("name");
+    p.name = text(name, v.path("name"));
+    if (!std::all_of(p.name.begin(), p.name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; }))
+      fail(name.loc, fmt::format("{}: '{}' may contain only letters, digits and '_' (it names "
+                                 "the column probe_{})",
+                                 v.path("name"), p.name, p.name));
+    for (std::size_t j = 0; j < probes.size(); ++j)
+      if (probes[j].name == p.name)
+        fail(name.loc, fmt::format("{}: the name '{}' is already {}", v.path("name"), p.name,
+                                   element(path, j)));
+    const DeckNode& point = v.require("point");
+    p.point = per_axis(point, v.path("point"), cfg.dimensions, 0.0, number);
+    for (int d = 0; d < cfg.dimensions; ++d) {
+      const double lo = cfg.origin[d], hi = cfg.origin[d] + cfg.length[d];
+      const double x = p.point[d];
+      if (!(x >= lo && x <= hi))
+        fail(point.items[std::size_t(d)].loc,
+             fmt::format("{}: {:g} lies outside the domain [{:g}, {:g}] on the {} axis",
+                         element(v.path("point"), std::size_t(d)), x, lo, hi, "xyz"[d]));
+      const double h = cfg.length[d] / cfg.cells[d];
+      const double i = std::floor((x - lo) / h);
+      p.cell[d] = static_cast<int>(std::min(std::max(i, 0.0), double(cfg.cells[d] - 1)));
+    }
+    probes.push_back(p);
+  }
+  return probes;
+}
+
 void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "output",
                   {"directory", "every", "formats", "overwrite", "checkpoint_every", "catalyst",
-                   "compression"});
+                   "compression", "interval", "diagnostics", "probes"});
   cfg.output_directory = v.optional("directory", cfg.output_directory, text);
   cfg.output_every = v.optional("every", cfg.output_every, nonnegative_integer);
+  cfg.output_interval =
+      v.optional("interval", cfg.output_interval, [&](const DeckNode& e, const std::string& w) {
+        return output_interval(e, w, cfg, "output.every");
+      });
   cfg.formats = v.optional("formats", cfg.formats, formats);
   cfg.overwrite = v.optional("overwrite", cfg.overwrite, boolean);
   cfg.checkpoint_every = v.optional("checkpoint_every", cfg.checkpoint_every, nonnegative_integer);
@@ -1472,6 +1684,133 @@ void read_output(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
     cfg.catalyst = catalyst_scripts(*c, v.key_loc("catalyst"), features);
   if (const DeckNode* c = v.get("compression"))
     cfg.compression = read_compression(*c, v.path("compression"), features);
+  if (const DeckNode* d = v.get("diagnostics"))
+    cfg.diagnostics = read_diagnostics(*d, v.path("diagnostics"), cfg);
+  if (const DeckNode* p = v.get("probes")) {
+    cfg.probes = read_probes(*p, v.path("probes"), cfg);
+    if (!cfg.probes.empty() && !cfg.diagnostics.enabled())
+      fail(v.key_loc("probes"),
+           "output.probes: probes are columns of diagnostics.csv: give "
+           "output.diagnostics too ({every: N} or {interval: t})");
+  }
+}
+
+// ---- Output at fixed simulated times ------------------------------------------------------
+
+// A time the run must land on: output.interval, output.diagnostics.interval, time.end.
+struct TimeMark {
+  double t = 0;
+  const DeckNode* node = nullptr;
+  std::string what;
+};
+
+// p/q with q <= kMaxDenominator equal to r within 1e-12 relative (continued fractions: the
+// first convergent close enough), if there is one. Times written as decimals (0.3, 0.7, 1)
+// have such ratios; unrelated ones (0.3 and 1/pi) have none, where a looser test would find
+// a large q and shrink dt by as much without a word.
+constexpr std::int64_t kMaxDenominator = 1000;
+std::optional<std::pair<std::int64_t, std::int64_t>> as_fraction(double r) {
+  if (!(r > 0 && r < 1e12)) return std::nullopt;
+  std::int64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;
+  double x = r;
+  for (int k = 0; k < 64; ++k) {
+    const double a = std::floor(x);
+    const auto ai = static_cast<std::int64_t>(a);
+    const std::int64_t p2 = ai * p1 + p0, q2 = ai * q1 + q0;
+    if (q2 > kMaxDenominator) break;
+    if (std::abs(r - double(p2) / double(q2)) <= 1e-12 * r) return std::make_pair(p2, q2);
+    p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+    const double frac = x - a;
+    if (frac < 1e-12) break;
+    x = 1.0 / frac;
+  }
+  return std::nullopt;
+}
+
+// Output at fixed simulated times (docs/deck.md "Output at fixed times"): dt becomes the
+// largest value not above the resolved one that divides every mark into whole steps, so that
+// a step lands on each multiple of each interval (and on time.end). time.end: steps = end/dt;
+// time.steps: end = steps * dt. Intervals become step counts.
+void align_time_step(const DeckNode& root, Config& cfg) {
+  if (cfg.problem != ProblemType::Heat) return;
+  if (cfg.output_interval <= 0 && cfg.diagnostics.interval <= 0) return;
+  const DeckNode* output = root.find("output");
+  const DeckNode* time = root.find("time");
+  std::vector<TimeMark> marks;
+  if (cfg.output_interval > 0)
+    marks.push_back({cfg.output_interval, output->find("interval"), "output.interval"});
+  if (cfg.diagnostics.interval > 0)
+    marks.push_back({cfg.diagnostics.interval, output->find("diagnostics")->find("interval"),
+                     "output.diagnostics.interval"});
+  const DeckNode* end = time ? time->find("end") : nullptr;
+  if (end && cfg.end_time > 0) marks.push_back({cfg.end_time, end, "time.end"});
+  double d = marks[0].t;  // every mark so far is a whole multiple of d
+  for (std::size_t i = 1; i < marks.size(); ++i) {
+    const auto f = as_fraction(marks[i].t / d);
+    if (!f)
+      fail(marks[i].node->loc,
+           fmt::format("{}: {:g} and {} = {:g} have no common time step (their ratio is no "
+                       "fraction p/q with q <= {}): steps could not land on both; choose times "
+                       "whose ratio is such a fraction",
+                       marks[i].what, marks[i].t, marks[0].what, marks[0].t, kMaxDenominator));
+    d /= double(f->second);
+  }
+  const double m = std::max(1.0, std::ceil(d / cfg.dt - 1e-9));
+  const double dt = d / m;
+  const auto steps_of = [&](double t, const TimeMark& mark) {
+    const double n = std::round(t / dt);
+    if (!(n <= 1e15))
+      fail(mark.node->loc, fmt::format("{}: {:g} needs {:g} steps of dt = {:g} (more than 1e15)",
+                                       mark.what, t, n, dt));
+    return static_cast<std::int64_t>(n);
+  };
+  cfg.dt = dt;
+  if (end) {
+    cfg.steps = cfg.end_time > 0 ? steps_of(cfg.end_time, marks.back()) : 0;
+  } else {
+    cfg.end_time = double(cfg.steps) * cfg.dt;
+  }
+  for (const TimeMark& mark : marks) {
+    if (mark.what == "output.interval") cfg.output_interval_steps = steps_of(mark.t, mark);
+    if (mark.what == "output.diagnostics.interval")
+      cfg.diagnostics.interval_steps = steps_of(mark.t, mark);
+  }
+}
+
+// ---- Singular steady problems ----------------------------------------------------------------
+
+// A Poisson deck without a face that fixes the level (no dirichlet face, no convective face
+// with h > 0) has a solution only when its source balances the inflow through the faces
+// (io/source_balance.hpp): refused unless solver.singular asks for the compatible part.
+void check_singular(const DeckNode& root, const Config& cfg) {
+  if (cfg.problem != ProblemType::Poisson || cfg.singular != SingularPolicy::Refuse) return;
+  const SourceBalance b = source_balance(cfg);
+  if (!b.singular || b.balanced()) return;
+  // At the source when it has a net part, else at the first face that lets heat in.
+  const DeckNode* at = b.source != 0 ? root.find("source") : nullptr;
+  std::string key = "source";
+  if (!at) {
+    const DeckNode* boundary = root.find("boundary");
+    for (int f = 0; f < 2 * cfg.dimensions && boundary && !at; ++f) {
+      const FaceBC& face = cfg.boundary[std::size_t(f)];
+      if ((face.type != BoundaryType::Neumann && face.type != BoundaryType::HeatFlux) ||
+          face.value == 0)
+        continue;
+      at = boundary->find(kFaceNames[std::size_t(f)]);
+      key = "boundary." + kFaceNames[std::size_t(f)];
+      if (!at) at = boundary->find("all"), key = "boundary.all";
+    }
+  }
+  const Location& loc = at ? at->loc : root.loc;
+  fail(loc, fmt::format(
+                "{}: this Poisson problem has no dirichlet face (nor a convective face with "
+                "h > 0), so it has a solution only when the source balances the heat flowing in "
+                "through the faces, and here it does not: sum of f dV = {:.6g}, inflow through "
+                "the faces = {:.6g}, imbalance {:.3g} (more than {:g} of their magnitude "
+                "{:.3g}). Balance them, make a face dirichlet, or set solver.singular: "
+                "compatible-mean to solve the balanced part (the mean imbalance removed from the "
+                "source; the solution of zero mean)",
+                key, b.source, b.inflow, b.imbalance(), SourceBalance::kTolerance, b.magnitude));
 }
 
 // Runs `read` on the section when the deck has it; an absent section keeps Config's defaults.
@@ -1496,18 +1835,17 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
     fail(top.loc(), "missing required key 'time' (a heat problem needs time.end or time.steps)");
   section(top, "time", cfg, read_time);
   if (const DeckNode* n = top.get("initial")) {
-    cfg.initial = read_shape(*n, "initial", cfg.dimensions, /*allow_none=*/false);
+    cfg.initial = read_shape(*n, "initial", cfg, ShapeUse::Initial);
     check_box_has_cells(*n, "initial", cfg.initial, cfg);
   }
-  if (const DeckNode* n = top.get("source")) {
-    cfg.source = read_shape(*n, "source", cfg.dimensions, /*allow_none=*/true);
-    check_box_has_cells(*n, "source", cfg.source, cfg);
-  }
+  section(top, "source", cfg, read_sources);
   section(top, "solver", cfg, read_solver);
   if (cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit && !top.get("solver"))
     cfg.method = SolverMethod::Multigrid;  // implicit steps are solved by multigrid
+  check_singular(root, cfg);
   if (const DeckNode* n = top.get("execution")) read_execution(*n, cfg, features);
   if (const DeckNode* n = top.get("output")) read_output(*n, cfg, features);
+  align_time_step(root, cfg);
   return cfg;
 }
 

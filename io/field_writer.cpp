@@ -9,6 +9,7 @@ OutputGrid output_grid(const Config& cfg) {
   OutputGrid g;
   g.dims = cfg.dimensions;
   g.origin = cfg.origin;
+  g.problem = cfg.problem;
   for (int a = 0; a < 3; ++a) {
     g.cells[a] = cfg.cells[a];
     g.spacing[a] = cfg.length[a] / cfg.cells[a];

@@ -18,6 +18,13 @@ struct OutputGrid {
   std::array<int, 3> cells{1, 1, 1};
   std::array<double, 3> origin{0, 0, 0};
   std::array<double, 3> spacing{1, 1, 1};
+  // What the series holds: the problem's field (field_name(problem): "temperature" for heat,
+  // "solution" for Poisson, the name of the HDF5 dataset, the XDMF/VTK/Catalyst array), and
+  // what a step is: a time step at a simulated time (heat), or an iteration of a steady solve
+  // (Poisson: the writers ignore the time they are handed and write the iteration instead).
+  ProblemType problem = ProblemType::Heat;
+  const char* field() const { return field_name(problem); }
+  bool steady() const { return problem == ProblemType::Poisson; }
 };
 
 // The part of the global grid one rank holds (the whole grid in a serial run).
@@ -30,7 +37,8 @@ struct Block {
 class FieldWriter {
  public:
   virtual ~FieldWriter() = default;
-  // `data` holds block.size() values of the local block, x fastest.
+  // `data` holds block.size() values of the local block, x fastest. `time`: the simulated time
+  // (a steady series, OutputGrid::steady(), ignores it: its steps are iterations).
   virtual void write(std::int64_t step, double time, const float* data, const Block& block) = 0;
   virtual void write(std::int64_t step, double time, const double* data, const Block& block) = 0;
   // Publishes the final files (temporary name -> final name). Without it nothing appears

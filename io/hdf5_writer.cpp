@@ -29,7 +29,8 @@ namespace {
 
 constexpr const char* kFormatName = "heatsolve-timeseries";
 constexpr int kFormatVersion = 1;
-constexpr const char* kFieldName = "temperature";
+// The field's name in files written before the series named it (root attribute `field`).
+constexpr const char* kLegacyFieldName = "temperature";
 
 std::string step_group(std::int64_t step) {
   char buf[40];
@@ -110,9 +111,52 @@ void get_attribute(hid_t obj, const char* name, hid_t type, void* out, hsize_t n
   h5::check(H5Aread(attr.get(), type, out), "read " + what);
 }
 
-void write_step_attributes(hid_t obj, std::int64_t step, double time, const std::string& where) {
-  set_attribute(obj, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
+// A step of a transient series: time and step; of a steady one (Poisson): iteration and step
+// (no time: an iteration is not a time).
+void write_step_attributes(hid_t obj, std::int64_t step, double time, bool steady,
+                           const std::string& where) {
+  if (steady)
+    set_attribute(obj, "iteration", H5T_NATIVE_INT64, &step, 0, where);
+  else
+    set_attribute(obj, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
   set_attribute(obj, "step", H5T_NATIVE_INT64, &step, 0, where);
+}
+
+// A string attribute of `obj`, or `fallback` when it has none.
+std::string string_attribute_or(hid_t obj, const char* name, const std::string& fallback,
+                                const std::string& where) {
+  if (H5Aexists(obj, name) <= 0) return fallback;
+  const std::string what = std::string("attribute '") + name + "' of " + where;
+  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
+  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    throw std::runtime_error("HDF5: " + what + " is not a fixed-length string");
+  const std::size_t size = H5Tget_size(type.get());
+  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
+  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
+  std::string out(size + 1, '\0');
+  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+// The series' field name: the root attribute `field`, else the name older versions wrote.
+std::string series_field(hid_t file, const std::string& path) {
+  return string_attribute_or(file, "field", kLegacyFieldName, path + ":/");
+}
+
+// The time of a step group: its `time`, or, in a steady series, its `iteration` (as the
+// writers' XDMF and PVD list it).
+double step_time(hid_t group, const std::string& where) {
+  double time = 0;
+  if (H5Aexists(group, "time") > 0 || H5Aexists(group, "iteration") <= 0) {
+    get_attribute(group, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
+  } else {
+    std::int64_t iteration = 0;
+    get_attribute(group, "iteration", H5T_NATIVE_INT64, &iteration, 0, where);
+    time = double(iteration);
+  }
+  return time;
 }
 
 // Selects `slab`'s block in a file dataspace and creates the matching memory dataspace.
@@ -380,6 +424,8 @@ class Hdf5Writer final : public FieldWriter {
     set_attribute(root, "cells", H5T_NATIVE_INT, grid_.cells.data(), 3, where);
     set_attribute(root, "origin", H5T_NATIVE_DOUBLE, grid_.origin.data(), 3, where);
     set_attribute(root, "spacing", H5T_NATIVE_DOUBLE, grid_.spacing.data(), 3, where);
+    set_string_attribute(root, "field", grid_.field(), where);
+    set_string_attribute(root, "problem", to_string(grid_.problem), where);
     write_identity(root, where);
     write_compression_attributes(root, compression_, where);
     h5::Group steps(H5Gcreate2(root, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -411,8 +457,8 @@ class Hdf5Writer final : public FieldWriter {
     h5::Dataset d;
     if (exists > 0) {
       g = h5::Group(H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
-      d = h5::Dataset(H5Dopen2(g.get(), kFieldName, H5P_DEFAULT),
-                      "open dataset " + where + "/" + kFieldName);
+      d = h5::Dataset(H5Dopen2(g.get(), grid_.field(), H5P_DEFAULT),
+                      "open dataset " + where + "/" + grid_.field());
     } else {
       g = h5::Group(H5Gcreate2(file_.get(), group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                     "create group " + where);
@@ -421,12 +467,12 @@ class Hdf5Writer final : public FieldWriter {
           H5Screate_simple(static_cast<int>(slab.global.size()), slab.global.data(), nullptr),
           "dataspace for " + where);
       const h5::PropList dcpl = series_dataset_creation(slab, compression_, where);
-      d = h5::Dataset(H5Dcreate2(g.get(), kFieldName, stored_type(precision_), space.get(),
+      d = h5::Dataset(H5Dcreate2(g.get(), grid_.field(), stored_type(precision_), space.get(),
                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                      "create dataset " + where + "/" + kFieldName);
+                      "create dataset " + where + "/" + grid_.field());
     }
-    write_step_attributes(g.get(), step, time, where);
-    write_step_attributes(d.get(), step, time, where + "/" + kFieldName);
+    write_step_attributes(g.get(), step, time, grid_.steady(), where);
+    write_step_attributes(d.get(), step, time, grid_.steady(), where + "/" + grid_.field());
     return d;
   }
 
@@ -460,7 +506,7 @@ class Hdf5Writer final : public FieldWriter {
 
   template <typename T>
   void write_block(hid_t dset, const T* data, const Block& block, std::int64_t step) {
-    const std::string where = partial_h5_ + ":" + step_group(step) + "/" + kFieldName;
+    const std::string where = partial_h5_ + ":" + step_group(step) + "/" + grid_.field();
     validate(data, block);
     auto [file_space, mem_space] = select_block(dset, hyperslab(grid_, block), where);
     h5::PropList dxpl(H5Pcreate(H5P_DATASET_XFER), "transfer list for " + where);
@@ -490,7 +536,7 @@ class Hdf5Writer final : public FieldWriter {
       fault_point("series", step);
       h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
     }
-    steps_[step] = time;
+    steps_[step] = grid_.steady() ? double(step) : time;  // XDMF: a steady series' iterations
     record_series_step(step);
   }
 
@@ -597,6 +643,8 @@ class Hdf5Writer final : public FieldWriter {
       << "  <Domain>\n"
       << "    <Grid Name=\"" << xml_escape(name_)
       << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    if (grid_.steady())
+      x << "      <!-- A steady solve: each Time Value is the iteration number, not a time -->\n";
     for (const auto& [step, time] : steps_) {
       const std::string group = step_group(step);
       x << "      <Grid Name=\"step" << group.substr(group.rfind('/') + 1)
@@ -610,10 +658,10 @@ class Hdf5Writer final : public FieldWriter {
         << "          <DataItem Name=\"Spacing\" Dimensions=\"3"
         << "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << spacing << "</DataItem>\n"
         << "        </Geometry>\n"
-        << "        <Attribute Name=\"" << kFieldName
+        << "        <Attribute Name=\"" << grid_.field()
         << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
         << "          <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\""
-        << precision << "\" Format=\"HDF\">" << h5_name << ":" << group << "/" << kFieldName
+        << precision << "\" Format=\"HDF\">" << h5_name << ":" << group << "/" << grid_.field()
         << "</DataItem>\n"
         << "        </Attribute>\n"
         << "      </Grid>\n";
@@ -642,6 +690,7 @@ class Hdf5Writer final : public FieldWriter {
 // ---- Reader -----------------------------------------------------------------------------
 
 std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
+  const std::string field = series_field(file, path);
   h5::Group steps(H5Gopen2(file, "/steps", H5P_DEFAULT), "open group /steps in " + path);
   H5G_info_t info;
   h5::check(H5Gget_info(steps.get(), &info), "list /steps in " + path);
@@ -660,8 +709,8 @@ std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
     h5::Group g(H5Gopen2(steps.get(), name.c_str(), H5P_DEFAULT), "open group " + where);
     Hdf5StepInfo s;
     get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s.step, 0, where);
-    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &s.time, 0, where);
-    s.dataset = "/steps/" + name + "/" + kFieldName;
+    s.time = step_time(g.get(), where);
+    s.dataset = "/steps/" + name + "/" + field;
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(),
@@ -772,6 +821,8 @@ Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& inf
   get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
   get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
   get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
+  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
+    out.grid.problem = ProblemType::Poisson;
   check_output_grid(out.grid, "HDF5 file '" + path + "'");
 
   const std::string where = path + ":" + info.dataset;
@@ -849,6 +900,8 @@ Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
   get_attribute(f, "cells", H5T_NATIVE_INT, info.grid.cells.data(), 3, root);
   get_attribute(f, "origin", H5T_NATIVE_DOUBLE, info.grid.origin.data(), 3, root);
   get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, info.grid.spacing.data(), 3, root);
+  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
+    info.grid.problem = ProblemType::Poisson;
   h5::Group steps(H5Gopen2(f, "/steps", H5P_DEFAULT), "open group /steps in " + path);
   H5G_info_t ginfo;
   h5::check(H5Gget_info(steps.get(), &ginfo), "list /steps in " + path);
@@ -869,11 +922,13 @@ Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
 struct Hdf5SeriesReader::Impl {
   std::string path;
   h5::File file;
+  std::string field;  // the series' field name
 };
 
 Hdf5SeriesReader::Hdf5SeriesReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->file = open_for_reading(path);
+  impl_->field = series_field(impl_->file.get(), path);
 }
 
 Hdf5SeriesReader::~Hdf5SeriesReader() = default;
@@ -886,12 +941,12 @@ double Hdf5SeriesReader::verify(std::int64_t step) {
     std::int64_t s = -1;
     double time = 0;
     get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s, 0, where);
-    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &time, 0, where);
+    time = step_time(g.get(), where);
     if (s != step)
       throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
                                std::to_string(s));
-    const std::string dataset = where + "/" + kFieldName;
-    h5::Dataset d(H5Dopen2(g.get(), kFieldName, H5P_DEFAULT), "open dataset " + dataset);
+    const std::string dataset = where + "/" + impl_->field;
+    h5::Dataset d(H5Dopen2(g.get(), impl_->field.c_str(), H5P_DEFAULT), "open dataset " + dataset);
     h5::Datatype type(H5Dget_type(d.get()), "type of " + dataset);
     const std::size_t size = H5Tget_size(type.get());
     if (H5Tget_class(type.get()) != H5T_FLOAT || (size != 4 && size != 8))
@@ -918,11 +973,11 @@ Hdf5StepData Hdf5SeriesReader::read(std::int64_t step, const Block* block) {
     h5::Group g(H5Gopen2(impl_->file.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
     Hdf5StepInfo info;
     get_attribute(g.get(), "step", H5T_NATIVE_INT64, &info.step, 0, where);
-    get_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &info.time, 0, where);
+    info.time = step_time(g.get(), where);
     if (info.step != step)
       throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
                                std::to_string(info.step));
-    info.dataset = group + "/" + kFieldName;
+    info.dataset = group + "/" + impl_->field;
     return read_step(impl_->file.get(), impl_->path, info, block);
   } catch (const std::exception& e) {
     throw std::runtime_error("step " + std::to_string(step) + " of '" + impl_->path +

@@ -5,17 +5,23 @@
 //                           dimensions (int, 2|3), cells[3] (int), origin[3], spacing[3]
 //                           (double); the [3] arrays are in x,y,z order (2D: cells[2] = 1);
 //                           lineage and deck_hash (strings, io/run_identity.hpp; absent in
-//                           files of older versions and when the run set no identity).
-//   /steps/<%08d step>/     one group per output step, attributes time (double), step (int64)
-//       temperature         dataset [nz][ny][nx] (2D: [ny][nx]), x fastest, native float or
-//                           double per Precision; attributes time, step as on the group.
+//                           files of older versions and when the run set no identity);
+//                           field ("temperature" | "solution": the datasets' name) and
+//                           problem ("heat" | "poisson") (absent in files of older versions,
+//                           which are heat series of "temperature").
+//   /steps/<%08d step>/     one group per output step, attributes time (double), step (int64);
+//                           a Poisson series: iteration (int64) instead of time
+//       <field>             dataset [nz][ny][nx] (2D: [ny][nx]), x fastest, native float or
+//                           double per Precision; attributes as on the group.
 // The file uses the HDF5 1.8 format (checksummed metadata); every step's dataset is chunked
 // and checksummed (Fletcher32), so that reading a damaged step fails instead of returning
 // wrong values. Disk space for each step is reserved before it is written
 // (io/hdf5_storage.hpp): a full disk ends the run with an error, the partial file holding
 // every step written before.
 // `<directory>/<name>.xdmf` (XDMF 3) describes the same steps as a temporal collection of
-// 3DCoRectMesh/ORIGIN_DXDYDZ grids with the cell-centred attribute `temperature`, for
+// 3DCoRectMesh/ORIGIN_DXDYDZ grids with the cell-centred attribute <field>, each step's Time
+// the simulated time (a Poisson series: the iteration number, which ParaView's animation
+// needs; a comment in the file says so), for
 // ParaView/VisIt. 2D grids are written as meshes one point thick in z (Dimensions
 // "1 ny+1 nx+1"): ParaView maps a 2DCoRectMesh onto the y-z plane instead of x-y.
 //
@@ -90,7 +96,7 @@ Hdf5StorageReport hdf5_storage_report(const std::string& path);
 // One output step as listed in a file.
 struct Hdf5StepInfo {
   std::int64_t step = 0;
-  double time = 0;
+  double time = 0;      // a steady (Poisson) series: the iteration
   std::string dataset;  // HDF5 path of the data, e.g. "/steps/00000010/temperature"
 };
 
@@ -98,7 +104,7 @@ struct Hdf5StepInfo {
 struct Hdf5StepData {
   std::int64_t step = 0;
   double time = 0;
-  OutputGrid grid;                          // from the root attributes
+  OutputGrid grid;                          // from the root attributes (problem included)
   Precision precision = Precision::Double;  // type stored in the file
   std::vector<std::size_t> shape;           // dataset shape as stored: {nz, ny, nx} or {ny, nx}
   std::vector<double> data;                 // x fastest; the whole grid, or the requested block

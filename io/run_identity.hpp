@@ -42,7 +42,8 @@ void clear_series_steps();
 // HEATSOLVE_TEST_FAULT="<point>@<step>:<signal>[,...]" raises the signal (KILL, TERM, USR1,
 // INT) in this process when it reaches <point> at <step>. Points: `checkpoint` (right after
 // checkpoint_latest names the checkpoint of that step), `series` (step's data written into
-// the HDF5 series, not yet flushed: a kill in the middle of an output step). Unset: nothing.
+// the HDF5 series, not yet flushed: a kill in the middle of an output step), `diagnostics`
+// (the row of that step written into diagnostics.csv.partial). Unset: nothing.
 void fault_point(const char* point, std::int64_t step);
 
 }  // namespace heatsolve

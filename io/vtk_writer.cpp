@@ -33,8 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFieldName = "temperature";
-
 std::string step_stem(const std::string& name, std::int64_t step) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "_%08lld", static_cast<long long>(step));
@@ -151,7 +149,7 @@ void write_vti(const std::string& path, const OutputGrid& g, const Block& b, con
                              std::to_string(n));
   }
   vtkNew<Array> array;
-  array->SetName(kFieldName);
+  array->SetName(g.field());
   array->SetNumberOfComponents(1);
   array->SetNumberOfTuples(n);
   Stored* out = array->GetPointer(0);
@@ -404,8 +402,8 @@ class VtkWriter final : public FieldWriter {
       << "  <PImageData WholeExtent=\"" << extent_text(point_extent(grid_, whole))
       << "\" GhostLevel=\"0\" Origin=\"" << triple_text(grid_.origin) << "\" Spacing=\""
       << triple_text(grid_.spacing) << "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n"
-      << "    <PCellData Scalars=\"" << kFieldName << "\">\n"
-      << "      <PDataArray type=\"" << type << "\" Name=\"" << kFieldName << "\"/>\n"
+      << "    <PCellData Scalars=\"" << grid_.field() << "\">\n"
+      << "      <PDataArray type=\"" << type << "\" Name=\"" << grid_.field() << "\"/>\n"
       << "    </PCellData>\n";
     for (const auto& [block, file] : pieces) {
       x << "    <Piece Extent=\"" << extent_text(point_extent(grid_, block)) << "\" Source=\""
@@ -422,8 +420,10 @@ class VtkWriter final : public FieldWriter {
       << "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\" "
          "header_type=\"UInt64\">\n"
       << "  <Collection>\n";
+    if (grid_.steady())
+      x << "    <!-- A steady solve: each timestep is the iteration number, not a time -->\n";
     for (const auto& [step, entry] : steps_) {
-      x << "    <DataSet timestep=\"" << format_double(entry.time)
+      x << "    <DataSet timestep=\"" << format_double(grid_.steady() ? double(step) : entry.time)
         << "\" group=\"\" part=\"0\" file=\"" << xml_escape(entry.file) << "\"/>\n";
     }
     x << "  </Collection>\n"

@@ -2,8 +2,10 @@
 //
 // Files (serial run), all under `<directory>`:
 //   <name>.pvd                             collection: one <DataSet timestep="t" file="..."/>
-//                                          per output step, in step order
-//   <name>_vti/<name>_<%08d step>.vti      vtkImageData, cell data `temperature` (Float32 or
+//                                          per output step, in step order (a Poisson series:
+//                                          timestep = the iteration)
+//   <name>_vti/<name>_<%08d step>.vti      vtkImageData, cell data <field> (OutputGrid::field():
+//                                          `temperature`, Poisson `solution`) (Float32 or
 //                                          Float64 per Precision), appended raw binary,
 //                                          ZLib-compressed, UInt64 headers
 // The compressor can be changed with the environment variable HEATSOLVE_VTK_COMPRESSION =

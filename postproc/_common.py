@@ -59,6 +59,10 @@ class Series:
         self.cells = [int(v) for v in a["cells"]]
         self.origin = [float(v) for v in a["origin"]]
         self.spacing = [float(v) for v in a["spacing"]]
+        # The field's name: `temperature` (heat), `solution` (Poisson); files of older versions
+        # have no such attribute and always `temperature`.
+        self.field_name = attr_text(a.get("field", b"temperature"))
+        self.steady = attr_text(a.get("problem", b"heat")) == "poisson"
         self.steps = sorted(int(k) for k in self.file["steps"].keys())
         if not self.steps:
             raise ValueError("%s holds no output steps" % path)
@@ -77,13 +81,17 @@ class Series:
         return step
 
     def time(self, step):
-        return float(self.group(step).attrs["time"])
+        """The step's simulated time; a steady (Poisson) series has none: its iteration."""
+        attrs = self.group(step).attrs
+        if "time" in attrs:
+            return float(attrs["time"])
+        return float(attrs["iteration"])
 
     def field(self, step):
         """The field as a float64 array indexed [z][y][x] (2D: [y][x])."""
         import numpy as np
 
-        return np.asarray(self.group(step)["temperature"][...], dtype=np.float64)
+        return np.asarray(self.group(step)[self.field_name][...], dtype=np.float64)
 
     def centres(self, axis):
         import numpy as np
@@ -95,6 +103,11 @@ class Series:
 
     def close(self):
         self.file.close()
+
+
+def attr_text(value):
+    """An HDF5 string attribute as str (h5py gives fixed-length strings as bytes)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def short(values, n=8):

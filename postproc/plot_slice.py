@@ -81,10 +81,11 @@ def main():
     im = ax.imshow(plane, origin="lower", extent=extent, cmap=args.cmap, vmin=args.vmin,
                    vmax=args.vmax, interpolation="nearest", aspect="equal")
     cb = fig.colorbar(im, ax=ax)
-    cb.set_label("temperature")
+    cb.set_label(series.field_name)
     ax.set_xlabel(AXES[xa])
     ax.set_ylabel(AXES[ya])
-    ax.set_title("%s: step %d, t = %.6g%s" % (name, step, time, label), fontsize=10)
+    when = "iteration %d" % step if series.steady else "step %d, t = %.6g" % (step, time)
+    ax.set_title("%s: %s%s" % (name, when, label), fontsize=10)
     fig.tight_layout()
     if args.out:
         out = args.out
@@ -92,8 +93,9 @@ def main():
         suffix = "" if series.dims == 2 else "_%s%d" % (args.axis, index)
         out = os.path.join(os.path.dirname(h5) or ".", "%s_%08d%s.png" % (name, step, suffix))
     fig.savefig(out, dpi=args.dpi)
-    print("%s: %s step %d (t = %.6g), range [%.6g, %.6g] -> %s"
-          % (PROG, h5, step, time, plane.min(), plane.max(), out))
+    print("%s: %s %s, range [%.6g, %.6g] -> %s"
+          % (PROG, h5, when.replace(", t = ", " (t = ") + ("" if series.steady else ")"),
+             plane.min(), plane.max(), out))
     series.close()
     return 0
 

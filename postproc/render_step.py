@@ -9,7 +9,8 @@ FILE is the run's <name>.xdmf (HDF5 writer) or <name>.pvd (VTK writer). --step i
 step number of an output step (read from the XDMF grid names / the PVD file names); --index the
 position in the series (negative from the end); default the last step. 3D data are cut by the
 mid-plane normal to --axis (with the domain outline); 2D data are shown whole. The picture is
-coloured by the cell array `temperature`, with a colour bar and the time.
+coloured by the run's cell array (`temperature`, or `solution` for a Poisson run), with a colour
+bar and the time (Poisson: the iteration).
 
 Off-screen: pvbatch --force-offscreen-rendering renders without a window where ParaView was
 built with EGL or OSMesa; Debian's ParaView 5.11 is built for X only and needs an X server
@@ -23,6 +24,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 AXES = "xyz"
+FIELDS = ("temperature", "solution")  # heat, Poisson
 
 
 def fail(message, code=1):
@@ -125,9 +127,12 @@ def main(argv):
         ncells = data.GetDimensions()[axis] - 1
         centre[axis] = data.GetOrigin()[axis] + (data.GetExtent()[2 * axis] + ncells // 2 +
                                                  0.5) * data.GetSpacing()[axis]
-    array = data.GetCellData().GetArray("temperature")
-    if array is None:
-        fail("no cell array 'temperature' in %s" % args.file)
+    # heat runs write `temperature`, Poisson runs `solution` (whose steps are iterations).
+    field = next((name for name in FIELDS if data.GetCellData().GetArray(name) is not None), None)
+    if field is None:
+        fail("no cell array %s in %s" % (" or ".join("'%s'" % f for f in FIELDS), args.file))
+    steady = field == "solution"
+    array = data.GetCellData().GetArray(field)
     lo, hi = crange if crange else array.GetRange(0)
 
     view = pvs.GetActiveViewOrCreate("RenderView")
@@ -157,9 +162,9 @@ def main(argv):
         normal = [0.0, 0.0, 1.0]
     disp = pvs.Show(shown, view)
     disp.SetRepresentationType("Surface")
-    pvs.ColorBy(disp, ("CELLS", "temperature"))
+    pvs.ColorBy(disp, ("CELLS", field))
     disp.Ambient, disp.Diffuse = 1.0, 0.0  # unshaded: the colours are exactly the colour map
-    lut = pvs.GetColorTransferFunction("temperature")
+    lut = pvs.GetColorTransferFunction(field)
     try:
         lut.ApplyPreset(args.cmap, True)
     except Exception:  # unknown preset name: keep ParaView's default map
@@ -167,11 +172,14 @@ def main(argv):
     lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1e-12)
     disp.SetScalarBarVisibility(view, True)
     bar = pvs.GetScalarBar(lut, view)
-    bar.Title = "temperature"
+    bar.Title = field
     bar.ComponentTitle = ""
     bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
 
-    label = "t = %.6g" % time + ("  (step %d)" % step if step is not None else "")
+    if steady:
+        label = "iteration %d" % (step if step is not None else int(time))
+    else:
+        label = "t = %.6g" % time + ("  (step %d)" % step if step is not None else "")
     if three_d:
         label += "\nslice %s = %.4g" % (args.axis, centre[axis])
     text = pvs.Text(Text=label)
@@ -194,8 +202,8 @@ def main(argv):
     out = args.out or os.path.splitext(path)[0] + "_%s.png" % (
         "%08d" % step if step is not None else "index%d" % index)
     pvs.SaveScreenshot(out, view, ImageResolution=[w, h])
-    print("render_step: %s step %s (t = %.6g), temperature [%.6g, %.6g] -> %s"
-          % (args.file, step, time, lo, hi, out))
+    print("render_step: %s step %s (t = %.6g), %s [%.6g, %.6g] -> %s"
+          % (args.file, step, time, field, lo, hi, out))
     sys.stdout.flush()
     # Tear the pipeline and the view down before the interpreter exits: with GLX (e.g. under
     # Xvfb) a render window destroyed during interpreter shutdown can fail with GLXBadContext.

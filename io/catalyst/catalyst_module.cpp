@@ -183,6 +183,16 @@ class ParaViewPipelines final : public CatalystPipelines {
     directory->SetName("output_directory");
     directory->InsertNextValue(output_directory);
     user->AddArray(directory);
+    // The field's name ("temperature" | "solution") and the problem ("heat" | "poisson": its
+    // steps are time steps or iterations), for the scripts' arrays and annotations.
+    vtkNew<vtkStringArray> field;
+    field->SetName("field");
+    field->InsertNextValue(grid.field());
+    user->AddArray(field);
+    vtkNew<vtkStringArray> problem;
+    problem->SetName("problem");
+    problem->InsertNextValue(grid.steady() ? "poisson" : "heat");  // (no call into heatsolve)
+    user->AddArray(problem);
     // Absolute: Catalyst works in the output directory while the scripts run, and imports a
     // v2 script only then.
     // (A script that renders without $DISPLAY got a virtual X server from the adaptor:
@@ -266,7 +276,7 @@ class ParaViewPipelines final : public CatalystPipelines {
     image->SetSpacing(grid.spacing.data());
     using ArrayType = std::conditional_t<std::is_same_v<T, float>, vtkFloatArray, vtkDoubleArray>;
     vtkNew<ArrayType> values;
-    values->SetName("temperature");
+    values->SetName(grid.field());
     // No copy: the caller's host array outlives the call (save = 1: VTK must not free it).
     values->SetArray(const_cast<T*>(data), static_cast<vtkIdType>(block.size()), 1);
     image->GetCellData()->SetScalars(values);
@@ -280,7 +290,8 @@ class ParaViewPipelines final : public CatalystPipelines {
       processor->AddPipeline(pipelines[i]);
       vtkNew<vtkCPDataDescription> description;
       description->AddInput("input");
-      description->SetTimeData(time, static_cast<vtkIdType>(step));
+      // A steady solve's steps are iterations: its "time" is the iteration number.
+      description->SetTimeData(grid.steady() ? double(step) : time, static_cast<vtkIdType>(step));
       description->SetUserData(user);
       OutputCapture capture;
       vtkPythonInterpreter::RunSimpleString(kClearPythonError);

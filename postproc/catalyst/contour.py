@@ -1,6 +1,7 @@
-"""heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the isosurface of the temperature
-at the middle of the field's range at that step (min + (max - min) / 2), seen obliquely in the
-grid's outline, coloured by temperature, with the time and step annotated, saved as
+"""heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the isosurface of the field
+(`temperature`, or `solution` for Poisson) at the middle of its range at that step
+(min + (max - min) / 2), seen obliquely in the grid's outline, coloured by the field, with the
+time and step (Poisson: the iteration) annotated, saved as
 contour_<step>.png (6 digits) in the run's output directory. 2D runs get the isoline.
 
 Deck:  output: {catalyst: {script: ../postproc/catalyst/contour.py, every: 50}}
@@ -15,6 +16,28 @@ from vtkmodules.vtkCommonCore import vtkDoubleArray
 from vtkmodules.vtkParallelCore import vtkCommunicator, vtkMultiProcessController
 
 IMAGE_SIZE = [800, 600]
+
+
+def user_string(datadescription, name, default):
+    """A string heatsolve passes in the data description's user data ('output_directory',
+    'field', 'problem'); `default` when absent (older versions passed no field: it was
+    'temperature')."""
+    array = datadescription.GetUserData().GetAbstractArray(name)
+    if array is None or array.GetNumberOfValues() == 0:
+        return default
+    return array.GetValue(0)
+
+
+def field_name(datadescription):
+    """The field's cell array: 'temperature' (heat) or 'solution' (Poisson)."""
+    return user_string(datadescription, "field", "temperature")
+
+
+def when(datadescription):
+    """'t = 0.01  (step 40)'; for a steady solve, whose steps are iterations, 'iteration 40'."""
+    if user_string(datadescription, "problem", "heat") == "poisson":
+        return "iteration %d" % datadescription.GetTimeStep()
+    return "t = %.6g  (step %d)" % (datadescription.GetTime(), datadescription.GetTimeStep())
 
 
 def output_file(datadescription, stem, extension):
@@ -73,9 +96,9 @@ def save_screenshot(path, view, resolution):
 
 
 def global_range(datadescription):
-    """min and max of the temperature over the whole grid (all ranks)."""
+    """min and max of the field over the whole grid (all ranks)."""
     piece = datadescription.GetInputDescriptionByName("input").GetGrid()
-    lo, hi = piece.GetCellData().GetArray("temperature").GetRange()
+    lo, hi = piece.GetCellData().GetArray(field_name(datadescription)).GetRange()
     controller = vtkMultiProcessController.GetGlobalController()
     if controller is None or controller.GetNumberOfProcesses() == 1:
         return lo, hi
@@ -101,7 +124,8 @@ class ContourCoProcessor(coprocessing.CoProcessor):
         # where the averaged point values differ, which they do not for a smooth field.
         self.points = CellDatatoPointData(Input=grid)
         self.contour = Contour(Input=self.points)
-        self.contour.ContourBy = ["POINTS", "temperature"]
+        field = field_name(datadescription)
+        self.contour.ContourBy = ["POINTS", field]
         self.contour.ComputeScalars = 1
         view = CreateView("RenderView")
         view.ViewSize = IMAGE_SIZE
@@ -113,12 +137,12 @@ class ContourCoProcessor(coprocessing.CoProcessor):
         outline.ColorArrayName = [None, ""]
         outline.AmbientColor = outline.DiffuseColor = [0.2, 0.2, 0.2]
         surface = Show(self.contour, view)
-        self.lut = GetColorTransferFunction("temperature")
-        surface.ColorArrayName = ["POINTS", "temperature"]
+        self.lut = GetColorTransferFunction(field)
+        surface.ColorArrayName = ["POINTS", field]
         surface.LookupTable = self.lut
         surface.SetScalarBarVisibility(view, True)
         bar = GetScalarBar(self.lut, view)
-        bar.Title = "temperature"
+        bar.Title = field
         bar.ComponentTitle = ""
         bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
         self.label = Text(Text="")
@@ -153,6 +177,6 @@ def DoCoProcessing(datadescription):
     level = lo + 0.5 * (hi - lo)
     coprocessor.contour.Isosurfaces = [level]
     coprocessor.lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1e-12)
-    coprocessor.label.Text = "t = %.6g  (step %d)\nisosurface temperature = %.4g" % (
-        datadescription.GetTime(), datadescription.GetTimeStep(), level)
+    coprocessor.label.Text = "%s\nisosurface %s = %.4g" % (
+        when(datadescription), field_name(datadescription), level)
     save_screenshot(output_file(datadescription, "contour", "png"), coprocessor.view, IMAGE_SIZE)

@@ -1,17 +1,40 @@
-"""heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the temperature along the x line
+"""heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the field (`temperature`, or
+`solution` for Poisson) along the x line
 through the centre of the grid's middle cells (cell row j = ny/2, k = nz/2, integer
 division), sampled at the centre of every cell of that row, written as
-line_<step>.csv (6 digits) in the run's output directory: columns x, y, z, temperature. The
+line_<step>.csv (6 digits) in the run's output directory: columns x, y, z and the field. The
 file is written under a temporary name (.line_<step>.tmp<pid>.csv) and renamed once complete.
 
 The sample points are cell centres, so the values are the field's own (no interpolation): the
-CSV of step s equals row [k, j, :] of steps/<s>/temperature in the run's HDF5 file.
+CSV of step s equals row [k, j, :] of steps/<s>/<field> in the run's HDF5 file.
 Deck:  output: {catalyst: {script: ../postproc/catalyst/line_probe.py, every: 10}}
 """
 import os
 
 from paraview import coprocessing
 from paraview.simple import *  # noqa: F401,F403 (the Catalyst script convention)
+
+
+def user_string(datadescription, name, default):
+    """A string heatsolve passes in the data description's user data ('output_directory',
+    'field', 'problem'); `default` when absent (older versions passed no field: it was
+    'temperature')."""
+    array = datadescription.GetUserData().GetAbstractArray(name)
+    if array is None or array.GetNumberOfValues() == 0:
+        return default
+    return array.GetValue(0)
+
+
+def field_name(datadescription):
+    """The field's cell array: 'temperature' (heat) or 'solution' (Poisson)."""
+    return user_string(datadescription, "field", "temperature")
+
+
+def when(datadescription):
+    """'t = 0.01  (step 40)'; for a steady solve, whose steps are iterations, 'iteration 40'."""
+    if user_string(datadescription, "problem", "heat") == "poisson":
+        return "iteration %d" % datadescription.GetTimeStep()
+    return "t = %.6g  (step %d)" % (datadescription.GetTime(), datadescription.GetTimeStep())
 
 
 def output_file(datadescription, stem, extension):
@@ -72,7 +95,8 @@ def DoCoProcessing(datadescription):
     line = servermanager.Fetch(coprocessor.line)  # collective: the whole line on rank 0
     if servermanager.vtkProcessModule.GetProcessModule().GetPartitionId() != 0:
         return
-    values = line.GetPointData().GetArray("temperature")
+    field = field_name(datadescription)
+    values = line.GetPointData().GetArray(field)
     valid = line.GetPointData().GetArray("vtkValidPointMask")
     path = output_file(datadescription, "line", "csv")
     tmp = temporary_name(path)
@@ -80,7 +104,7 @@ def DoCoProcessing(datadescription):
         os.remove(tmp)  # a stale one; a symbolic link makes the exclusive open below fail
     try:
         with open(tmp, "x") as f:  # O_CREAT | O_EXCL: never through a symbolic link
-            f.write("x,y,z,temperature\n")
+            f.write("x,y,z,%s\n" % field)
             for i in range(line.GetNumberOfPoints()):
                 if valid is not None and not valid.GetValue(i):
                     raise RuntimeError("line point %d lies outside the grid" % i)

@@ -1,7 +1,8 @@
 """heatsolve in-situ pipeline (ParaView 5.11 Catalyst v1): the mid-plane z slice (through the
-centres of the middle cell layer) of the temperature (a 2D run: the whole field), coloured over the field's range at that step with
-a colour bar, the time and step
-annotated, saved as slice_<step>.png (6 digits) in the run's output directory.
+centres of the middle cell layer) of the field (`temperature`, or `solution` for Poisson; a 2D
+run: the whole field), coloured over the field's range at that step with a colour bar, the time
+and step (Poisson: the iteration) annotated, saved as slice_<step>.png (6 digits) in the run's
+output directory.
 
 Deck:  output: {catalyst: {script: ../postproc/catalyst/slice.py, every: 50}}
 (the path is relative to the deck file's directory). heatsolve calls it at every 50th step
@@ -17,6 +18,28 @@ from vtkmodules.vtkParallelCore import vtkCommunicator, vtkMultiProcessControlle
 from paraview.simple import *  # noqa: F401,F403 (the Catalyst script convention)
 
 IMAGE_SIZE = [800, 600]
+
+
+def user_string(datadescription, name, default):
+    """A string heatsolve passes in the data description's user data ('output_directory',
+    'field', 'problem'); `default` when absent (older versions passed no field: it was
+    'temperature')."""
+    array = datadescription.GetUserData().GetAbstractArray(name)
+    if array is None or array.GetNumberOfValues() == 0:
+        return default
+    return array.GetValue(0)
+
+
+def field_name(datadescription):
+    """The field's cell array: 'temperature' (heat) or 'solution' (Poisson)."""
+    return user_string(datadescription, "field", "temperature")
+
+
+def when(datadescription):
+    """'t = 0.01  (step 40)'; for a steady solve, whose steps are iterations, 'iteration 40'."""
+    if user_string(datadescription, "problem", "heat") == "poisson":
+        return "iteration %d" % datadescription.GetTimeStep()
+    return "t = %.6g  (step %d)" % (datadescription.GetTime(), datadescription.GetTimeStep())
 
 
 def output_file(datadescription, stem, extension):
@@ -83,10 +106,10 @@ def whole_bounds(datadescription):
 
 
 def global_range(datadescription):
-    """min and max of the temperature over the whole grid: under MPI every rank colours its
+    """min and max of the field over the whole grid: under MPI every rank colours its
     piece, so all must use the same range."""
     piece = datadescription.GetInputDescriptionByName("input").GetGrid()
-    lo, hi = piece.GetCellData().GetArray("temperature").GetRange()
+    lo, hi = piece.GetCellData().GetArray(field_name(datadescription)).GetRange()
     controller = vtkMultiProcessController.GetGlobalController()
     if controller is None or controller.GetNumberOfProcesses() == 1:
         return lo, hi
@@ -125,15 +148,16 @@ class SliceCoProcessor(coprocessing.CoProcessor):
             outline.AmbientColor = outline.DiffuseColor = [0.2, 0.2, 0.2]
         display = Show(shown, view)
         display.SetRepresentationType("Surface")
-        self.lut = GetColorTransferFunction("temperature")
+        field = field_name(datadescription)
+        self.lut = GetColorTransferFunction(field)
         # Not ColorBy: it asks every rank for the range of its piece of the slice, which some
         # ranks do not have; DoCoProcessing sets the whole field's range instead.
-        display.ColorArrayName = ["CELLS", "temperature"]
+        display.ColorArrayName = ["CELLS", field]
         display.LookupTable = self.lut
         display.Ambient, display.Diffuse = 1.0, 0.0  # unshaded: colours are the colour map
         display.SetScalarBarVisibility(view, True)
         bar = GetScalarBar(self.lut, view)
-        bar.Title = "temperature"
+        bar.Title = field
         bar.ComponentTitle = ""
         bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
         self.label = Text(Text="")
@@ -162,7 +186,7 @@ def DoCoProcessing(datadescription):
     coprocessor.view.ViewTime = datadescription.GetTime()  # the producer holds this time only
     lo, hi = global_range(datadescription)
     coprocessor.lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1e-12)
-    text = "t = %.6g  (step %d)" % (datadescription.GetTime(), datadescription.GetTimeStep())
+    text = when(datadescription)
     if coprocessor.three_d:
         text += "\nslice z = %.4g" % coprocessor.centre[2]
     coprocessor.label.Text = text

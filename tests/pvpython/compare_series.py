@@ -1,7 +1,7 @@
 #!/usr/bin/env pvpython
 """Checks that ParaView reads the same time series from two heatsolve outputs.
 
-usage: pvpython compare_series.py A B [--array temperature] [--rtol 1e-12] [--steps N]
+usage: pvpython compare_series.py A B [--array NAME] [--rtol 1e-12] [--steps N]
 
 A and B are files ParaView opens (.xdmf, .pvd, .vti, .pvti): typically the run's XDMF
 (HDF5 writer) and its PVD (VTK writer). For every time step of A the script checks that B has
@@ -61,7 +61,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("a", help="first series (e.g. run.xdmf)")
     p.add_argument("b", help="second series (e.g. run.pvd)")
-    p.add_argument("--array", default="temperature", help="cell array to compare")
+    p.add_argument("--array", default=None,
+                   help="cell array to compare (default: the run's field, `temperature` or "
+                        "`solution` (Poisson), whichever A has)")
     p.add_argument("--rtol", type=float, default=1e-12,
                    help="max |a-b| allowed, relative to max(1, max|a|) (default 1e-12)")
     p.add_argument("--steps", type=int, default=None, help="expected number of time steps")
@@ -103,6 +105,9 @@ def main():
             scale = max(1.0, max(abs(v) for v in ba))
             if any(abs(x - y) > 1e-12 * scale for x, y in zip(ba, bb)):
                 errors.append("t=%.17g: bounds %s vs %s" % (t, list(ba), list(bb)))
+            if args.array is None:
+                args.array = next((n for n in ("temperature", "solution")
+                                   if da.GetCellData().GetArray(n) is not None), "temperature")
             aa, ab = da.GetCellData().GetArray(args.array), db.GetCellData().GetArray(args.array)
             if aa is None or ab is None:
                 errors.append("t=%.17g: cell array '%s' missing in %s" % (

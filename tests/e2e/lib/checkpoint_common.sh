@@ -19,17 +19,24 @@ check() {  # check <description> <command...>
   if "$@"; then ok "$what"; else bad "$what"; fi
 }
 
-# Bitwise comparison of two HDF5 series: same steps, times, dtypes and bytes.
+# Bitwise comparison of two HDF5 series: same steps, times (Poisson: iterations), dtypes and
+# bytes. The field is `temperature` (heat) or `solution` (Poisson): the root attribute `field`.
 cat > same_series.py <<'PY'
 import sys, h5py, numpy as np
 a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+def field(f):
+    v = f.attrs.get("field", b"temperature")
+    return v.decode() if isinstance(v, bytes) else str(v)
+if field(a) != field(b):
+    sys.exit(f"fields differ: {field(a)} vs {field(b)}")
 sa, sb = sorted(a["steps"].keys()), sorted(b["steps"].keys())
 if sa != sb:
     sys.exit(f"steps differ: {sa} vs {sb}")
 for s in sa:
-    da, db = a["steps"][s]["temperature"], b["steps"][s]["temperature"]
-    if a["steps"][s].attrs["time"] != b["steps"][s].attrs["time"]:
-        sys.exit(f"step {s}: time {a['steps'][s].attrs['time']} vs {b['steps'][s].attrs['time']}")
+    da, db = a["steps"][s][field(a)], b["steps"][s][field(b)]
+    when = "time" if "time" in a["steps"][s].attrs else "iteration"
+    if a["steps"][s].attrs[when] != b["steps"][s].attrs[when]:
+        sys.exit(f"step {s}: {when} {a['steps'][s].attrs[when]} vs {b['steps'][s].attrs[when]}")
     x, y = da[...], db[...]
     if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
         n = np.count_nonzero(x != y) if x.shape == y.shape else -1

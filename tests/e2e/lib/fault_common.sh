@@ -75,16 +75,22 @@ a, b = h5py.File(f"{ref}/{name}.h5", "r"), h5py.File(f"{run}/{name}.h5", "r")
 sa, sb = sorted(a["steps"]), sorted(b["steps"])
 if sa != sb:
     fail(f"steps differ: missing {sorted(set(sa) - set(sb))}, extra {sorted(set(sb) - set(sa))}")
+field = a.attrs.get("field", b"temperature")  # `solution` in Poisson series
+field = field.decode() if isinstance(field, bytes) else str(field)
 for s in sa:
-    if a["steps"][s].attrs["time"] != b["steps"][s].attrs["time"]:
-        fail(f"step {s}: time {a['steps'][s].attrs['time']!r} vs {b['steps'][s].attrs['time']!r}")
-    x, y = a["steps"][s]["temperature"][...], b["steps"][s]["temperature"][...]
+    when = "time" if "time" in a["steps"][s].attrs else "iteration"
+    if a["steps"][s].attrs[when] != b["steps"][s].attrs[when]:
+        fail(f"step {s}: {when} {a['steps'][s].attrs[when]!r} vs {b['steps'][s].attrs[when]!r}")
+    x, y = a["steps"][s][field][...], b["steps"][s][field][...]
     if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
         fail(f"step {s}: data differ")
 for ext in ("xdmf", "pvd"):
     p, q = f"{ref}/{name}.{ext}", f"{run}/{name}.{ext}"
     if os.path.exists(p) and (not os.path.exists(q) or not filecmp.cmp(p, q, shallow=False)):
         fail(f"{name}.{ext} differs")
+p, q = f"{ref}/diagnostics.csv", f"{run}/diagnostics.csv"  # output.diagnostics: byte for byte
+if os.path.exists(p) and (not os.path.exists(q) or not filecmp.cmp(p, q, shallow=False)):
+    fail("diagnostics.csv differs")
 vti = sorted(os.path.basename(p) for p in glob.glob(f"{ref}/{name}_vti/*"))
 if vti:
     got = sorted(os.path.basename(p) for p in glob.glob(f"{run}/{name}_vti/*"))

@@ -274,7 +274,8 @@ Solve singular_case(const std::string& label, const std::string& boundary, doubl
   const std::string source = kGaussian3D;
   const Config cfg =
       deck(poisson_deck(3, "[24, 24, 24]", boundary, source,
-                        "{method: multigrid, tolerance: 1.0e-10, max_iterations: 60}"));
+                        "{method: multigrid, tolerance: 1.0e-10, max_iterations: 60, "
+                        "singular: compatible-mean}"));
   const Solve mg = solve(cfg);
   EXPECT_TRUE(mg.r.converged) << label << ": " << mg.r.final_residual;
   EXPECT_EQ(mg.r.multigrid.at("singular"), true) << label;
@@ -300,8 +301,9 @@ Solve singular_case(const std::string& label, const std::string& boundary, doubl
 // iterations, 0.043); periodic box 12 cycles, 0.125 (mg-cg 8, 0.049); unbalanced Neumann
 // fluxes 11 cycles, 0.118 (mg-cg 8, 0.046). mean(u) ~1e-17, mg-cg vs multigrid <= 4e-11.
 TEST(Multigrid, SingularInsulatedBoxHasZeroMeanSolution) {
-  const Config cfg = deck(poisson_deck(3, "[24, 24, 24]", "{all: {type: neumann, flux: 0.0}}",
-                                       kGaussian3D, "{method: multigrid}"));
+  const Config cfg =
+      deck(poisson_deck(3, "[24, 24, 24]", "{all: {type: neumann, flux: 0.0}}", kGaussian3D,
+                        "{method: multigrid, singular: compatible-mean}"));
   const Solve s =
       singular_case("neumann", "{all: {type: neumann, flux: 0.0}}", mean(source_values(cfg)));
   EXPECT_LE(mean_factor(s.r), 0.15);
@@ -309,7 +311,7 @@ TEST(Multigrid, SingularInsulatedBoxHasZeroMeanSolution) {
 
 TEST(Multigrid, SingularPeriodicBoxHasZeroMeanSolution) {
   const Config cfg = deck(poisson_deck(3, "[24, 24, 24]", "{all: {type: periodic}}", kGaussian3D,
-                                       "{method: multigrid}"));
+                                       "{method: multigrid, singular: compatible-mean}"));
   const Solve s = singular_case("periodic", "{all: {type: periodic}}", mean(source_values(cfg)));
   EXPECT_LE(mean_factor(s.r), 0.15);
 }
@@ -321,8 +323,8 @@ TEST(Multigrid, SingularNeumannFluxesAreBalancedByTheShift) {
   const std::string boundary =
       "{all: {type: neumann, flux: 0.0}, x-: {type: neumann, flux: 0.75}, "
       "z+: {type: neumann, flux: -0.25}}";
-  const Config cfg =
-      deck(poisson_deck(3, "[24, 24, 24]", boundary, kGaussian3D, "{method: multigrid}"));
+  const Config cfg = deck(poisson_deck(3, "[24, 24, 24]", boundary, kGaussian3D,
+                                       "{method: multigrid, singular: compatible-mean}"));
   const double shift = mean(source_values(cfg)) + 0.75 - 0.25;
   const Solve s = singular_case("neumann-flux", boundary, shift);
   EXPECT_LE(mean_factor(s.r), 0.15);
@@ -715,8 +717,9 @@ TEST(MultigridRestart, PoissonWithoutSourceIsBitwise) {
 
 // Singular: the source shift and the zero-mean projection must not depend on the restart.
 TEST(MultigridRestart, SingularPoissonIsBitwise) {
-  Config cfg = deck(poisson_deck(3, "[16, 16, 16]", "{all: {type: neumann, flux: 0.0}}",
-                                 kGaussian3D, "{method: multigrid, tolerance: 1.0e-10}"));
+  Config cfg =
+      deck(poisson_deck(3, "[16, 16, 16]", "{all: {type: neumann, flux: 0.0}}", kGaussian3D,
+                        "{method: multigrid, tolerance: 1.0e-10, singular: compatible-mean}"));
   expect_bitwise_restart(cfg, 3, "poisson-singular");
 }
 
