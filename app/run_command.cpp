@@ -484,7 +484,7 @@ int run_command(const RunOptions& opts) {
               cfg.output_directory, diagnostics_columns(cfg), restart.diagnostics);
         }))
       return *rc;
-  // TODO(#32, solvers): ctx.diagnostics = diagnostics.get();  (RunContext gains the field.)
+  ctx.diagnostics = diagnostics.get();
 
   ctx.backend_options = backend_options_for(cfg);
   // One GPU per rank on multi-GPU nodes: node-local rank modulo the visible devices.

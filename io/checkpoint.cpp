@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -378,6 +379,8 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
     put_attr(root, "diagnostics_bytes", H5T_NATIVE_UINT64, &m.bytes, 0, tmp);
     put_string(root, "diagnostics_digest", digest_hex(m.digest), tmp);
   }
+  if (!std::isnan(s.heat_integral))
+    put_attr(root, "heat_integral", H5T_NATIVE_DOUBLE, &s.heat_integral, 0, tmp);
 
   {  // the series manifest [n]
     const hsize_t n = s.series_steps.size();
@@ -622,6 +625,8 @@ CheckpointState read_impl(const std::string& path, const Block* block) {
     m.digest = *digest;
     s.has_diagnostics = true;
   }
+  if (H5Aexists(root, "heat_integral") > 0)
+    get_attr(root, "heat_integral", H5T_NATIVE_DOUBLE, &s.heat_integral, 0, path);
   if (H5Lexists(root, "series_steps", H5P_DEFAULT) > 0) {
     h5::Dataset d(H5Dopen2(root, "series_steps", H5P_DEFAULT), "open series_steps in " + path);
     h5::Dataspace space(H5Dget_space(d.get()), "dataspace");

@@ -39,6 +39,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -95,6 +96,9 @@ struct CheckpointState {
   // file had it.
   bool has_diagnostics = false;
   DiagnosticsMark diagnostics;
+  // The energy balance's time integral of inflow and source power so far (J; diagnostics.csv's
+  // `balance`); NaN when the run keeps no balance.
+  double heat_integral = std::numeric_limits<double>::quiet_NaN();
   int dims = 3;
   std::array<int, 3> cells{1, 1, 1};
   // Progress and solver state.

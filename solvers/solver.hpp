@@ -24,6 +24,7 @@
 namespace heatsolve {
 
 class CatalystAdaptor;
+class DiagnosticsWriter;
 
 // One progress report: step or iteration count, simulated time (heat), latest norm.
 struct ProgressInfo {
@@ -85,6 +86,9 @@ struct RunContext {
   const volatile std::sig_atomic_t* stop_flag = nullptr;  // non-zero: stop after this step
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();  // walltime
   CatalystAdaptor* catalyst = nullptr;  // in-situ output (output.catalyst); null: none
+  // diagnostics.csv's writer (output.diagnostics): rank 0's; null on the other ranks and
+  // without diagnostics. The rows are computed on every rank (collective) when the deck asks.
+  DiagnosticsWriter* diagnostics = nullptr;
 #ifdef HEATSOLVE_HAVE_MPI
   MPI_Comm checkpoint_comm = MPI_COMM_NULL;  // ranks writing checkpoints together (multi-rank)
   MPI_Comm comm = MPI_COMM_NULL;             // the decomposition's ranks (multigrid agglomeration)

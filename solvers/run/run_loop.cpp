@@ -64,7 +64,10 @@ RunLoop<T>::RunLoop(const Config& cfg, RunContext& ctx, Sweeper<T>& sweeper, Sol
       solver_(solver),
       writers_(std::move(writers)),
       schedule_(cfg, ctx.catalyst),
-      next_poll_(kStopPollSteps) {}
+      next_poll_(kStopPollSteps) {
+  if (cfg.diagnostics.enabled())
+    diagnostics_ = std::make_unique<Diagnostics<T>>(cfg, sweeper, ctx.diagnostics);
+}
 
 template <typename T>
 RunResult RunLoop<T>::run() {
@@ -81,6 +84,10 @@ RunResult RunLoop<T>::run() {
   }
   StepReport r = solver_.start(restored.get());
   const bool steady = !solver_.transient();
+  if (diagnostics_) {
+    diagnostics_->start(restored.get());
+    if (!restored && !steady) diagnostics_->row(0, 0.0);
+  }
   if (r.done) {  // nothing to advance: the deck's end, or a restart from a finished run
     solver_.finish();
     // A steady solve's final output is not in its last checkpoint's series (below).
@@ -90,9 +97,15 @@ RunResult RunLoop<T>::run() {
   while (!r.done) {
     Monitor monitor = Monitor::None;
     const std::int64_t count = next_block(r.step, &monitor);
+    const double t0 = r.time;
+    if (diagnostics_ && !steady) diagnostics_->before_step(t0);
     r = advance(count, monitor);
+    if (diagnostics_ && !steady) diagnostics_->after_step(t0, r.time);
     if (monitor != Monitor::None) last_check_ = Clock::now();
     inspect(r);
+    // A row before the step's checkpoint (which records how far diagnostics.csv came).
+    if (diagnostics_ && !steady && (r.done || schedule_.diagnostics_due(r.step)))
+      diagnostics_->row(r.step, r.time);
     // A transient run's last step is an output step like any other, written before its
     // checkpoint (which then lists it). A steady solve's final output is of the state
     // finish() leaves (a singular problem's projection), after the checkpoint, which holds
@@ -144,6 +157,8 @@ template <typename T>
 std::int64_t RunLoop<T>::next_block(std::int64_t s, Monitor* monitor) {
   std::int64_t k =
       std::max<std::int64_t>(1, std::min(solver_.max_advance(), schedule_.steps_to_next(s)));
+  // The energy balance integrates every step's inflow: single steps.
+  if (diagnostics_ && solver_.transient()) k = 1;
   *monitor = Monitor::None;
   if (!solver_.monitored()) return k;
   bool check = false;
@@ -206,6 +221,7 @@ template <typename T>
 void RunLoop<T>::final_outputs(const StepReport& r) {
   write_output(r.step, r.time);
   in_situ(r.step, r.time, r.residual, true);
+  if (diagnostics_) diagnostics_->row(r.step, r.time);  // a steady solve's one row
 }
 
 template <typename T>
@@ -348,6 +364,7 @@ void RunLoop<T>::write_checkpoint(std::int64_t step, double time, double residua
   s.block = ctx_.domain.block;
   s.fields.push_back(checkpoint_field_of<T>("u", sweeper_.interior()));
   solver_.save(s);
+  if (diagnostics_ && solver_.transient()) diagnostics_->save(s);
   const std::string path = checkpoint_path(cfg_.output_directory, step);
 #ifdef HEATSOLVE_HAVE_MPI
   if (ctx_.checkpoint_comm != MPI_COMM_NULL) {

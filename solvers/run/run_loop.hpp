@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "solvers/run/diagnostics.hpp"
 #include "solvers/run/event_schedule.hpp"
 #include "solvers/run/solver_interface.hpp"
 #include "solvers/run/sweeper.hpp"
@@ -53,6 +54,7 @@ class RunLoop {
   Solver<T>& solver_;
   std::vector<FieldWriter*> writers_;
   EventSchedule schedule_;
+  std::unique_ptr<Diagnostics<T>> diagnostics_;  // output.diagnostics
   std::vector<std::pair<std::int64_t, double>> history_;
   Clock::time_point start_, last_report_, last_check_;
   std::int64_t start_step_ = 0;  // step restored from (0: fresh)

@@ -40,6 +40,9 @@ class Sweeper {
   const BoundaryFaces& faces() const { return faces_; }
   // Materials by region: the variable-coefficient operator (no fused passes).
   bool variable() const { return bool(wx_); }
+  // Variable coefficients: rho cp per cell (padded, host) and the cells' resistances.
+  const std::vector<T>& capacity() const { return capacity_; }
+  const ConductanceLevel& conductance() const { return *conductance_; }
   // The operator of this block: A = sigma C - div(K grad .) (uniform material: sigma - alpha
   // Lap with alpha = k/(rho cp) for an explicit step, 1 otherwise). `explicit_step`: it
   // carries the explicit step's 1/C; `exchange`: it fills Exchange ghosts itself (multigrid,

@@ -143,7 +143,10 @@ if [[ -n $mpiexec ]] && "$bin" info | grep -Eiq '^ *MPI: *yes'; then
   rc=$?
   check "7. restarted on 2 ranks (got $rc)" test "$rc" = 0
   [[ $rc == 0 ]] || cat mpi.2.log
-  check "7. ... equal to the single-rank uninterrupted run" same_outputs ref_h5 mpi heat
+  check "7. ... fields equal to the single-rank uninterrupted run" same_outputs ref_h5 mpi heat fields-only
+  "$mpiexec" --oversubscribe -np 2 "$bin" run deck.yaml -q --set output.directory=mpi_ref \
+    "${h5only[@]}" >mpi.ref.log 2>&1
+  check "7. ... diagnostics equal to the uninterrupted 2-rank run" cmp mpi_ref/diagnostics.csv mpi/diagnostics.csv
 else
   echo "note: MPI part skipped (no mpiexec or heatsolve built without MPI)"
 fi
