@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -217,16 +218,70 @@ void check_tag(const YAML::Node& y, const Location& at) {
                        shown));
 }
 
+// Records where the first content of a YAML document is (a document of only `~` or nothing
+// has none).
+class ContentFinder : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> first;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    note(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& m) {
+    if (!first) first = m;
+  }
+};
+
 // The first YAML document of `text`; a second one with content is an error (it would be
-// ignored: `---` separates documents).
+// ignored: `---` separates documents). The parser is asked for two documents at most:
+// yaml-cpp 0.7's LoadAll loops forever on some malformed input (a deck starting with ',').
 YAML::Node single_document(const std::string& text, const Locator& locate) {
-  std::vector<YAML::Node> docs = YAML::LoadAll(text);
-  for (std::size_t i = 1; i < docs.size(); ++i)
-    if (docs[i].IsDefined() && !docs[i].IsNull())
-      fail(locate(docs[i].Mark()),
-           "a second YAML document ('---'): a deck is one document (remove the separator or "
-           "the rest)");
-  return docs.empty() ? YAML::Node() : docs[0];
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ContentFinder first_doc, second_doc;
+  if (!parser.HandleNextDocument(first_doc)) return YAML::Node();
+  const bool second = parser.HandleNextDocument(second_doc);
+  if (second && second_doc.first)
+    fail(locate(*second_doc.first),
+         "a second YAML document ('---'): a deck is one document (remove the separator or "
+         "the rest)");
+  // Two empty documents where the text has content: yaml-cpp stopped at a token it could not
+  // read (e.g. a stray ',') without saying so.
+  if (second && !first_doc.first) {
+    YAML::Mark at;
+    bool comment = false;
+    for (const char ch : text) {
+      if (ch == '\n') {
+        comment = false;
+        ++at.line, at.column = 0, ++at.pos;
+        continue;
+      }
+      if (ch == '#') comment = true;
+      if (!comment && !std::isspace(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') {
+        fail(locate(at), fmt::format("invalid YAML at '{}': a deck is a mapping of keys "
+                                     "(name: ..., problem: ...)",
+                                     ch));
+      }
+      ++at.column, ++at.pos;
+    }
+  }
+  return YAML::Load(text);
 }
 
 struct Converter {

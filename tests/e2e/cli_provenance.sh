@@ -76,7 +76,7 @@ assert j["backend"] == "cpu" and j["size"] == 48 and j["precision"] == "float", 
 assert j["copy_gbs"] > 0 and r["gpoints_per_s"] > 0 and r["ms_per_step"] > 0, j  # load: no floor
 assert abs(r["effective_gbs"] - 8 * r["gpoints_per_s"]) < 1e-9 * r["effective_gbs"] + 1e-12, r
 assert abs(r["pct_of_copy"] - 100 * r["effective_gbs"] / j["copy_gbs"]) < 1e-6, r
-assert 0 < r["pct_of_copy"] < 1000, r
+assert r["pct_of_copy"] > 0, r  # a loaded runner can stall either measurement: no ceiling
 print(f"CPU: copy {j['copy_gbs']:.1f} GB/s, stencil {r['gpoints_per_s']:.3f} GPt/s = {r['pct_of_copy']:.0f}% of copy")
 PY
 check "bench JSON: copy bandwidth, GPt/s, fraction of copy" test $? -eq 0

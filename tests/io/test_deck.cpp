@@ -707,6 +707,8 @@ const BadDeck kBadDecks[] = {
     {"local_tag_on_a_section", kBase + "material: !thing {diffusivity: 2}\n",
      "YAML tag '!thing' is not allowed", 5, 11},
     {"second_document", kBase + "---\nname: u\n", "a second YAML document", 6, 1},
+    // yaml-cpp 0.7's LoadAll looped forever on this (found by scripts/fuzz.sh).
+    {"leading_comma", "," + kBase, "invalid YAML at ',': a deck is a mapping of keys", 1, 1},
     // Regions that set no cell, origins that lose the field's precision, long names.
     {"box_source_outside_the_domain",
      kBase + "source: {type: box, value: 1, lower: [2, 0, 0], upper: [3, 1, 1]}\n",
