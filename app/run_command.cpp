@@ -33,6 +33,7 @@
 #include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
+#include "solvers/problem/materials.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"  // copy_series reads the previous series
 #endif
@@ -473,6 +474,17 @@ int run_command(const RunOptions& opts) {
   std::vector<std::unique_ptr<FieldWriter>> writers = make_writers(cfg, output_grid(cfg), io_ranks);
   std::vector<FieldWriter*> writer_ptrs;
   for (auto& w : writers) writer_ptrs.push_back(w.get());
+  // The materials as cell fields, once per series, so ParaView shows the regions.
+  if (!writers.empty() && has_material_fields(cfg)) {
+    const MaterialFields m = material_fields(cfg, ctx.domain);
+    // A `diffusivity` heat deck's coefficient is the diffusivity, its rho cp a formal 1.
+    const bool heat = cfg.problem == ProblemType::Heat;
+    const bool diffusivity = heat && !cfg.material.physical;
+    std::vector<CellField> fields{
+        {diffusivity ? "diffusivity" : "conductivity", m.conductivity.data()}};
+    if (heat && !diffusivity) fields.push_back({"heat_capacity", m.heat_capacity.data()});
+    for (auto& w : writers) w->write_cell_fields(fields, ctx.domain.block);
+  }
   copy_series(restart, cfg, ctx.domain.block, writer_ptrs);
   // diagnostics.csv (output.diagnostics): rank 0 writes it, starting with the rows the
   // restart's checkpoint counts (io/diagnostics_writer.hpp); the other ranks take part in

@@ -11,6 +11,7 @@
 #include "app/sha256.hpp"
 #include "app/version.hpp"
 #include "io/atomic_file.hpp"
+#include "io/materials.hpp"
 
 namespace heatsolve {
 
@@ -26,6 +27,7 @@ nlohmann::json make_summary(const Config& cfg, const RunResult& r, int ranks) {
   j["backend_description"] = r.backend_description;
   j["kernel"] = r.kernel;
   j["precision"] = to_string(r.precision);
+  j["materials"] = describe_materials(cfg);
   j["ranks"] = ranks;
   if (!r.halo_transport.empty()) j["halo_transport"] = r.halo_transport;
   if (r.halo_depth > 0) j["halo_depth"] = r.halo_depth;

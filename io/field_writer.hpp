@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/config.hpp"
 
@@ -34,9 +35,23 @@ struct Block {
   std::size_t size() const { return std::size_t(count[0]) * count[1] * count[2]; }
 };
 
+// A cell field that does not change during the run (the materials' conductivity and rho cp):
+// `data` holds the local block's values, x fastest, like a step's.
+struct CellField {
+  std::string name;
+  const double* data = nullptr;
+};
+
 class FieldWriter {
  public:
   virtual ~FieldWriter() = default;
+  // Writes the run's constant cell fields once, before the first step (collective like
+  // write()). The HDF5 series holds them under /cell_fields and every XDMF step shows them;
+  // the VTK series writes them into one image of their own. Writers that keep only the
+  // solution (test recorders) ignore them.
+  virtual void write_cell_fields(const std::vector<CellField>& fields, const Block& block) {
+    (void)fields, (void)block;
+  }
   // `data` holds block.size() values of the local block, x fastest. `time`: the simulated time
   // (a steady series, OutputGrid::steady(), ignores it: its steps are iterations).
   virtual void write(std::int64_t step, double time, const float* data, const Block& block) = 0;

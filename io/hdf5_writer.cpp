@@ -29,6 +29,7 @@ namespace {
 
 constexpr const char* kFormatName = "heatsolve-timeseries";
 constexpr int kFormatVersion = 1;
+constexpr const char* kCellFieldsGroup = "/cell_fields";
 // The field's name in files written before the series named it (root attribute `field`).
 constexpr const char* kLegacyFieldName = "temperature";
 
@@ -339,10 +340,25 @@ class Hdf5Writer final : public FieldWriter {
   }
 
   void write(std::int64_t step, double time, const float* data, const Block& block) override {
-    write_impl(step, time, data, block);
+    write_step(step, time, data, block);
   }
   void write(std::int64_t step, double time, const double* data, const Block& block) override {
-    write_impl(step, time, data, block);
+    write_step(step, time, data, block);
+  }
+
+  void write_cell_fields(const std::vector<CellField>& fields, const Block& block) override {
+    if (finalized_ || !steps_.empty()) {
+      throw std::runtime_error("HDF5 writer '" + final_h5_ +
+                               "': cell fields are written before the first step");
+    }
+    for (const CellField& f : fields) {
+      const std::string path = std::string(kCellFieldsGroup) + "/" + f.name;
+      write_dataset({path, "cell field " + f.name, [&] { return create_cell_field(f.name); }, -1,
+                     sizeof(double)},
+                    f.data, block);
+      if (std::find(cell_fields_.begin(), cell_fields_.end(), f.name) == cell_fields_.end())
+        cell_fields_.push_back(f.name);
+    }
   }
 
   void finalize() override {
@@ -436,15 +452,43 @@ class Hdf5Writer final : public FieldWriter {
   // The disk space of the next step (or of the header: `what`), reserved before HDF5 writes
   // any of it (io/hdf5_storage.hpp); throws on every rank in the collective mode. Rank 0
   // alone calls it in the other modes.
-  void reserve(const std::string& what) {
+  void reserve(const std::string& what, std::size_t value_bytes = 0) {
     std::uint64_t cells = 1;
     for (int a = 0; a < 3; ++a) cells *= std::uint64_t(grid_.cells[a]);
-    const std::uint64_t bytes = cells * stored_size(precision_);
+    const std::uint64_t bytes = cells * (value_bytes > 0 ? value_bytes : stored_size(precision_));
     const auto ensure = [&] { reserve_.ensure(bytes + h5::metadata_margin(bytes), what); };
     if (mode_ == Mode::Collective)
       on_root(ensure);
     else
       ensure();
+  }
+
+  // The constant cell field `name` (always double: material properties are not rounded to
+  // the run's precision), stored like a step's data.
+  h5::Dataset create_cell_field(const std::string& name) {
+    const std::string where = partial_h5_ + ":" + kCellFieldsGroup;
+    htri_t exists = H5Lexists(file_.get(), kCellFieldsGroup, H5P_DEFAULT);
+    if (exists < 0) h5::fail("look up " + where);
+    h5::Group g =
+        exists > 0
+            ? h5::Group(H5Gopen2(file_.get(), kCellFieldsGroup, H5P_DEFAULT), "open group " + where)
+            : h5::Group(
+                  H5Gcreate2(file_.get(), kCellFieldsGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  "create group " + where);
+    // A field written in blocks (one call per block) is created by the first.
+    exists = H5Lexists(g.get(), name.c_str(), H5P_DEFAULT);
+    if (exists < 0) h5::fail("look up " + where + "/" + name);
+    if (exists > 0)
+      return h5::Dataset(H5Dopen2(g.get(), name.c_str(), H5P_DEFAULT),
+                         "open dataset " + where + "/" + name);
+    Hyperslab slab = hyperslab(grid_, Block{});
+    h5::Dataspace space(
+        H5Screate_simple(static_cast<int>(slab.global.size()), slab.global.data(), nullptr),
+        "dataspace for " + where + "/" + name);
+    const h5::PropList dcpl = series_dataset_creation(slab, compression_, where);
+    return h5::Dataset(H5Dcreate2(g.get(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                  dcpl.get(), H5P_DEFAULT),
+                       "create dataset " + where + "/" + name);
   }
 
   // Creates (or, for a step written before, reopens) the step's group and dataset.
@@ -505,8 +549,8 @@ class Hdf5Writer final : public FieldWriter {
   }
 
   template <typename T>
-  void write_block(hid_t dset, const T* data, const Block& block, std::int64_t step) {
-    const std::string where = partial_h5_ + ":" + step_group(step) + "/" + grid_.field();
+  void write_block(hid_t dset, const T* data, const Block& block, const std::string& path) {
+    const std::string where = partial_h5_ + ":" + path;
     validate(data, block);
     auto [file_space, mem_space] = select_block(dset, hyperslab(grid_, block), where);
     h5::PropList dxpl(H5Pcreate(H5P_DATASET_XFER), "transfer list for " + where);
@@ -520,29 +564,45 @@ class Hdf5Writer final : public FieldWriter {
               "write " + where);
   }
 
+  // One dataset the ranks' blocks make up: a step's field or a constant cell field.
+  struct Target {
+    std::string path;                   // in the file, for messages
+    std::string label;                  // "step 10", for the disk-space message
+    std::function<h5::Dataset()> open;  // creates (or reopens) the dataset
+    std::int64_t step = -1;             // a step: its number (fault injection), else -1
+    std::size_t value_bytes = 0;        // stored bytes per value (0: the run's precision)
+  };
+
   template <typename T>
-  void write_impl(std::int64_t step, double time, const T* data, const Block& block) {
-    if (finalized_) {
-      throw std::runtime_error("HDF5 writer '" + final_h5_ + "': write after finalize()");
-    }
-    if (mode_ == Mode::Gather) {
-      write_gathered(step, time, data, block);
-    } else {
-      if (mode_ == Mode::Collective) validate_collectively(data, block);
-      reserve(step_label(step));
-      h5::Dataset d = open_step(step, time);
-      write_block(d.get(), data, block, step);
-      d.reset();
-      fault_point("series", step);
-      h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
-    }
+  void write_step(std::int64_t step, double time, const T* data, const Block& block) {
+    write_dataset({step_group(step) + "/" + grid_.field(), step_label(step),
+                   [&] { return open_step(step, time); }, step},
+                  data, block);
     steps_[step] = grid_.steady() ? double(step) : time;  // XDMF: a steady series' iterations
     record_series_step(step);
   }
 
+  template <typename T>
+  void write_dataset(const Target& target, const T* data, const Block& block) {
+    if (finalized_) {
+      throw std::runtime_error("HDF5 writer '" + final_h5_ + "': write after finalize()");
+    }
+    if (mode_ == Mode::Gather) {
+      write_gathered(target, data, block);
+    } else {
+      if (mode_ == Mode::Collective) validate_collectively(data, block);
+      reserve(target.label, target.value_bytes);
+      h5::Dataset d = target.open();
+      write_block(d.get(), data, block, target.path);
+      d.reset();
+      if (target.step >= 0) fault_point("series", target.step);
+      h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush " + partial_h5_);
+    }
+  }
+
   // Serial HDF5 under MPI: rank 0 receives every rank's block and writes it.
   template <typename T>
-  void write_gathered(std::int64_t step, double time, const T* data, const Block& block) {
+  void write_gathered(const Target& target, const T* data, const Block& block) {
 #ifdef HEATSOLVE_HAVE_MPI
     constexpr int kTag = 0x4835;  // private to comm_ (a dup)
     constexpr std::size_t kChunk = std::size_t(1) << 28;
@@ -573,10 +633,10 @@ class Hdf5Writer final : public FieldWriter {
     h5::Dataset d;
     StepAssembly<T> assembly(grid_, compression_.type == CompressionType::Zfp);
     try {
-      reserve(step_label(step));
-      d = open_step(step, time);
+      reserve(target.label, target.value_bytes);
+      d = target.open();
       validate(data, block);
-      if (!assembly.add(data, block)) write_block(d.get(), data, block, step);
+      if (!assembly.add(data, block)) write_block(d.get(), data, block, target.path);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -593,26 +653,26 @@ class Hdf5Writer final : public FieldWriter {
       if (!error.empty()) continue;
       try {
         validate(buffer.data(), b);
-        if (!assembly.add(buffer.data(), b)) write_block(d.get(), buffer.data(), b, step);
+        if (!assembly.add(buffer.data(), b)) write_block(d.get(), buffer.data(), b, target.path);
       } catch (const std::exception& e) {
         error = "rank " + std::to_string(r) + ": " + e.what();
       }
     }
     if (error.empty() && assembly.active()) {
       try {
-        write_block(d.get(), assembly.data(), assembly.whole(), step);
+        write_block(d.get(), assembly.data(), assembly.whole(), target.path);
       } catch (const std::exception& e) {
         error = e.what();
       }
     }
     d.reset();
-    if (error.empty()) fault_point("series", step);
+    if (error.empty() && target.step >= 0) fault_point("series", target.step);
     if (error.empty() && H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
       error = "HDF5: flush " + partial_h5_ + " failed (" + h5::last_error() + ")";
     }
     share_error(error);
 #else
-    (void)step, (void)time, (void)data, (void)block;
+    (void)target, (void)data, (void)block;
 #endif
   }
 
@@ -663,8 +723,16 @@ class Hdf5Writer final : public FieldWriter {
         << "          <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\""
         << precision << "\" Format=\"HDF\">" << h5_name << ":" << group << "/" << grid_.field()
         << "</DataItem>\n"
-        << "        </Attribute>\n"
-        << "      </Grid>\n";
+        << "        </Attribute>\n";
+      for (const std::string& f : cell_fields_) {  // the one dataset, in every step
+        x << "        <Attribute Name=\"" << xml_escape(f)
+          << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+          << "          <DataItem Dimensions=\"" << cells
+          << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":"
+          << kCellFieldsGroup << "/" << xml_escape(f) << "</DataItem>\n"
+          << "        </Attribute>\n";
+      }
+      x << "      </Grid>\n";
     }
     x << "    </Grid>\n"
       << "  </Domain>\n"
@@ -680,6 +748,7 @@ class Hdf5Writer final : public FieldWriter {
   h5::File file_;
   h5::SpaceReserve reserve_;              // rank 0: disk space ahead of the partial file
   std::map<std::int64_t, double> steps_;  // step -> time, everything written so far
+  std::vector<std::string> cell_fields_;  // under kCellFieldsGroup
   bool finalized_ = false;
   int rank_ = 0, size_ = 1;
 #ifdef HEATSOLVE_HAVE_MPI
@@ -888,6 +957,17 @@ Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const B
   return read_step(file.get(), path, steps[i], block);
 }
 
+std::vector<double> read_hdf5_cell_field(const std::string& path, const std::string& name) {
+  h5::File file = open_for_reading(path);
+  Hdf5StepInfo info;
+  info.dataset = std::string(kCellFieldsGroup) + "/" + name;
+  if (H5Lexists(file.get(), kCellFieldsGroup, H5P_DEFAULT) <= 0 ||
+      H5Lexists(file.get(), info.dataset.c_str(), H5P_DEFAULT) <= 0) {
+    throw std::runtime_error("HDF5 '" + path + "': no cell field '" + name + "'");
+  }
+  return read_step(file.get(), path, info, nullptr).data;
+}
+
 Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
   h5::File file = open_for_reading(path);
   const hid_t f = file.get();
@@ -1022,6 +1102,9 @@ std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string&) {
   no_hdf5();
 }
 Hdf5StepData read_hdf5_step(const std::string&, std::int64_t, const Block*) {
+  no_hdf5();
+}
+std::vector<double> read_hdf5_cell_field(const std::string&, const std::string&) {
   no_hdf5();
 }
 Hdf5SeriesInfo read_hdf5_series_info(const std::string&) {

@@ -13,6 +13,9 @@
 //                           a Poisson series: iteration (int64) instead of time
 //       <field>             dataset [nz][ny][nx] (2D: [ny][nx]), x fastest, native float or
 //                           double per Precision; attributes as on the group.
+//   /cell_fields/<name>     constant cell fields (write_cell_fields(): a deck with materials
+//                           writes `conductivity` and `heat_capacity`, rho cp), double, shaped
+//                           and stored like a step's data; absent without them.
 // The file uses the HDF5 1.8 format (checksummed metadata); every step's dataset is chunked
 // and checksummed (Fletcher32), so that reading a damaged step fails instead of returning
 // wrong values. Disk space for each step is reserved before it is written
@@ -22,8 +25,9 @@
 // 3DCoRectMesh/ORIGIN_DXDYDZ grids with the cell-centred attribute <field>, each step's Time
 // the simulated time (a Poisson series: the iteration number, which ParaView's animation
 // needs; a comment in the file says so), for
-// ParaView/VisIt. 2D grids are written as meshes one point thick in z (Dimensions
-// "1 ny+1 nx+1"): ParaView maps a 2DCoRectMesh onto the y-z plane instead of x-y.
+// ParaView/VisIt; every step's grid also lists the /cell_fields datasets. 2D grids are
+// written as meshes one point thick in z (Dimensions "1 ny+1 nx+1"): ParaView maps a
+// 2DCoRectMesh onto the y-z plane instead of x-y.
 //
 // Atomicity: during the run the data go to `<name>.h5.partial` (flushed after every step);
 // finalize() closes it, renames it to `<name>.h5`, then writes `<name>.xdmf` via temp+rename.
@@ -111,6 +115,10 @@ struct Hdf5StepData {
 };
 
 inline constexpr std::int64_t kLastStep = -1;
+
+// The constant cell field `name` of the series at `path` (the whole grid, x fastest); throws
+// std::runtime_error when the file has none of that name.
+std::vector<double> read_hdf5_cell_field(const std::string& path, const std::string& name);
 
 // The steps in `path` (a final `.h5` or a `.partial`), ordered by step number.
 std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path);

@@ -13,6 +13,7 @@
 #include <vtkFloatArray.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
+#include <vtkSmartPointer.h>
 #include <vtkXMLImageDataWriter.h>
 
 #include <cstdio>
@@ -131,12 +132,25 @@ class QuietVtk {
   int previous_;
 };
 
-// Writes one block as a .vti (temp name, then rename). The data are converted to the stored
-// precision.
+// One cell-data array of a .vti: the values converted to the stored type (float for a float
+// series, double otherwise).
 template <typename Stored, typename T>
-void write_vti(const std::string& path, const OutputGrid& g, const Block& b, const T* data,
-               const Compression& compression) {
+vtkSmartPointer<vtkDataArray> cell_array(const std::string& name, const T* data, vtkIdType n) {
   using Array = std::conditional_t<std::is_same_v<Stored, float>, vtkFloatArray, vtkDoubleArray>;
+  vtkSmartPointer<Array> array = vtkSmartPointer<Array>::New();
+  array->SetName(name.c_str());
+  array->SetNumberOfComponents(1);
+  array->SetNumberOfTuples(n);
+  Stored* out = array->GetPointer(0);
+  for (vtkIdType i = 0; i < n; ++i) out[i] = static_cast<Stored>(data[i]);
+  return array;
+}
+
+// Writes one block as a .vti (temp name, then rename): the arrays as its cell data, the first
+// one the active scalars.
+void write_vti(const std::string& path, const OutputGrid& g, const Block& b,
+               const std::vector<vtkSmartPointer<vtkDataArray>>& arrays,
+               const Compression& compression) {
   const std::array<int, 6> e = point_extent(g, b);
   vtkNew<vtkImageData> image;
   image->SetExtent(e[0], e[1], e[2], e[3], e[4], e[5]);
@@ -148,13 +162,12 @@ void write_vti(const std::string& path, const OutputGrid& g, const Block& b, con
                              std::to_string(image->GetNumberOfCells()) + " cells, block has " +
                              std::to_string(n));
   }
-  vtkNew<Array> array;
-  array->SetName(g.field());
-  array->SetNumberOfComponents(1);
-  array->SetNumberOfTuples(n);
-  Stored* out = array->GetPointer(0);
-  for (vtkIdType i = 0; i < n; ++i) out[i] = static_cast<Stored>(data[i]);
-  image->GetCellData()->SetScalars(array);
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    if (i == 0)
+      image->GetCellData()->SetScalars(arrays[i]);
+    else
+      image->GetCellData()->AddArray(arrays[i]);
+  }
 
   // Serialised in memory, then written through AtomicFile (temporary name created exclusively
   // without following a symbolic link, fsync, rename): write errors are the system's (full
@@ -258,6 +271,8 @@ class VtkWriter final : public FieldWriter {
 
   std::vector<std::string> files() const override {
     std::vector<std::string> out{pvd_};
+    if (rank_ == 0 && !cell_fields_file_.empty())
+      out.push_back((dir_ / cell_fields_file_).string());
     if (rank_ == 0)
       for (const auto& entry : steps_) out.push_back((dir_ / entry.second.file).string());
     return out;
@@ -286,24 +301,69 @@ class VtkWriter final : public FieldWriter {
     if (!error.empty()) throw std::runtime_error(error);
   }
 
+  // The array of a step's field, in the series' precision.
   template <typename T>
-  void write_piece(const std::string& path, const T* data, const Block& block) {
+  vtkSmartPointer<vtkDataArray> step_array(const T* data, const Block& block) const {
+    const auto n = static_cast<vtkIdType>(block.size());
+    return precision_ == Precision::Float ? cell_array<float>(grid_.field(), data, n)
+                                          : cell_array<double>(grid_.field(), data, n);
+  }
+
+  // The name and stored type of each array of a step (or of the cell-field image).
+  std::vector<std::pair<std::string, const char*>> step_arrays() const {
+    return {{grid_.field(), precision_ == Precision::Float ? "Float32" : "Float64"}};
+  }
+
+  template <typename Make>
+  void write_piece(const std::string& path, const Block& block, const void* data, Make&& make) {
     check_output_block(grid_, block, "VTK file '" + path + "'");
     if (block.size() > 0 && data == nullptr) {
       throw std::runtime_error("VTK '" + path + "': null data for a non-empty block");
     }
-    if (precision_ == Precision::Float) {
-      write_vti<float>(path, grid_, block, data, compression_);
-    } else {
-      write_vti<double>(path, grid_, block, data, compression_);
-    }
+    write_vti(path, grid_, block, make(), compression_);
   }
 
   template <typename T>
   void write_impl(std::int64_t step, double time, const T* data, const Block& block) {
     if (finalized_) throw std::runtime_error("VTK writer '" + pvd_ + "': write after finalize()");
     const std::string stem = step_stem(name_, step);
-    const fs::path sub = dir_ / subdir_name_;
+    const auto arrays = [&] {
+      return std::vector<vtkSmartPointer<vtkDataArray>>{step_array(data, block)};
+    };
+    write_image(stem, block, data, arrays, step_arrays(), [&](const std::string& file) {
+      steps_[step] = {time, file};
+      write_pvd();
+    });
+  }
+
+  void write_cell_fields(const std::vector<CellField>& fields, const Block& block) override {
+    if (finalized_ || !steps_.empty() || fields.empty()) {
+      if (fields.empty()) return;
+      throw std::runtime_error("VTK writer '" + pvd_ +
+                               "': cell fields are written before the first step");
+    }
+    std::vector<std::pair<std::string, const char*>> names;
+    for (const CellField& f : fields) names.emplace_back(f.name, "Float64");
+    const auto arrays = [&] {
+      std::vector<vtkSmartPointer<vtkDataArray>> out;
+      for (const CellField& f : fields)
+        out.push_back(cell_array<double>(f.name, f.data, static_cast<vtkIdType>(block.size())));
+      return out;
+    };
+    const void* data = fields.front().data;
+    for (const CellField& f : fields)
+      if (f.data == nullptr) data = nullptr;
+    write_image(name_ + "_cell_fields", block, data, arrays, names,
+                [&](const std::string& file) { cell_fields_file_ = file; });
+  }
+
+  // One image of the grid (a step, or the cell fields) as `<stem>.vti` in the subdirectory, or
+  // in parallel as one piece per rank and `<stem>.pvti`; then `done(file)` on rank 0 with the
+  // file's name relative to dir_.
+  template <typename MakeArrays, typename Done>
+  void write_image(const std::string& stem, const Block& block, const void* data,
+                   MakeArrays&& arrays,
+                   const std::vector<std::pair<std::string, const char*>>& names, Done&& done) {
     if (!parallel()) {
       const std::string file = subdir_name_ + "/" + stem + ".vti";
       if (!covers_grid(grid_, block)) {
@@ -311,26 +371,28 @@ class VtkWriter final : public FieldWriter {
         throw std::runtime_error("VTK writer '" + pvd_ +
                                  "': a serial writer needs the whole grid in one block");
       }
-      write_piece((dir_ / file).string(), data, block);
-      steps_[step] = {time, file};
-      write_pvd();
+      write_piece((dir_ / file).string(), block, data, arrays);
+      done(file);
       return;
     }
-    write_parallel_step(step, time, data, block, stem, sub);
+    write_parallel_image(stem, block, data, arrays, names, done);
   }
 
   // Each rank writes its piece; rank 0 collects the extents (and any failure), writes the
-  // .pvti and the .pvd, and shares the outcome so every rank throws together.
-  template <typename T>
-  void write_parallel_step(std::int64_t step, double time, const T* data, const Block& block,
-                           const std::string& stem, const fs::path& sub) {
+  // .pvti and calls done(), and shares the outcome so every rank throws together.
+  template <typename MakeArrays, typename Done>
+  void write_parallel_image(const std::string& stem, const Block& block, const void* data,
+                            MakeArrays&& arrays,
+                            const std::vector<std::pair<std::string, const char*>>& names,
+                            Done&& done) {
 #ifdef HEATSOLVE_HAVE_MPI
+    const fs::path sub = dir_ / subdir_name_;
     const std::string piece_name = stem + piece_suffix(rank_) + ".vti";
     std::string local_error;
     const bool empty = block.size() == 0;
     if (!empty) {
       try {
-        write_piece((sub / piece_name).string(), data, block);
+        write_piece((sub / piece_name).string(), block, data, arrays);
       } catch (const std::exception& e) {
         local_error = e.what();
       }
@@ -376,9 +438,8 @@ class VtkWriter final : public FieldWriter {
             check_output_block(grid_, b, "VTK file '" + (dir_ / file).string() + "'");
             if (b.size() > 0) pieces.emplace_back(b, stem + piece_suffix(r) + ".vti");
           }
-          write_file_atomically((dir_ / file).string(), pvti_text(pieces));
-          steps_[step] = {time, file};
-          write_pvd();
+          write_file_atomically((dir_ / file).string(), pvti_text(pieces, names));
+          done(file);
         } catch (const std::exception& e) {
           error = e.what();
         }
@@ -386,15 +447,15 @@ class VtkWriter final : public FieldWriter {
     }
     share_error(error);
 #else
-    (void)step, (void)time, (void)data, (void)block, (void)stem, (void)sub;
+    (void)stem, (void)block, (void)data, (void)arrays, (void)names, (void)done;
 #endif
   }
 
   // Piece files are named relative to the .pvti (same directory).
-  std::string pvti_text(const std::vector<std::pair<Block, std::string>>& pieces) const {
+  std::string pvti_text(const std::vector<std::pair<Block, std::string>>& pieces,
+                        const std::vector<std::pair<std::string, const char*>>& arrays) const {
     Block whole;
     whole.count = grid_.cells;
-    const char* type = precision_ == Precision::Float ? "Float32" : "Float64";
     std::ostringstream x;
     x << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
@@ -402,9 +463,10 @@ class VtkWriter final : public FieldWriter {
       << "  <PImageData WholeExtent=\"" << extent_text(point_extent(grid_, whole))
       << "\" GhostLevel=\"0\" Origin=\"" << triple_text(grid_.origin) << "\" Spacing=\""
       << triple_text(grid_.spacing) << "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n"
-      << "    <PCellData Scalars=\"" << grid_.field() << "\">\n"
-      << "      <PDataArray type=\"" << type << "\" Name=\"" << grid_.field() << "\"/>\n"
-      << "    </PCellData>\n";
+      << "    <PCellData Scalars=\"" << xml_escape(arrays.front().first) << "\">\n";
+    for (const auto& [name, type] : arrays)
+      x << "      <PDataArray type=\"" << type << "\" Name=\"" << xml_escape(name) << "\"/>\n";
+    x << "    </PCellData>\n";
     for (const auto& [block, file] : pieces) {
       x << "    <Piece Extent=\"" << extent_text(point_extent(grid_, block)) << "\" Source=\""
         << xml_escape(file) << "\"/>\n";
@@ -438,6 +500,7 @@ class VtkWriter final : public FieldWriter {
   Precision precision_;
   Compression compression_;
   std::map<std::int64_t, StepEntry> steps_;  // rank 0: every step written so far
+  std::string cell_fields_file_;             // rank 0: relative to dir_, once written
   bool finalized_ = false;
   int rank_ = 0, size_ = 1;
 #ifdef HEATSOLVE_HAVE_MPI

@@ -8,6 +8,10 @@
 //                                          `temperature`, Poisson `solution`) (Float32 or
 //                                          Float64 per Precision), appended raw binary,
 //                                          ZLib-compressed, UInt64 headers
+//   <name>_vti/<name>_cell_fields.vti      the run's constant cell fields (write_cell_fields():
+//                                          `conductivity`, `heat_capacity` of a deck with
+//                                          materials), Float64, written once; not in the .pvd
+//                                          (open it beside the series: the same cells)
 // The compressor can be changed with the environment variable HEATSOLVE_VTK_COMPRESSION =
 // zlib (default) | lz4 | lzma | none, optionally with a level 1-9 ("zlib:1", "lzma:9"): zlib
 // costs time on large grids, lz4 is several times faster, none fastest and largest.
@@ -19,7 +23,8 @@
 // its block as a piece `<name>_vti/<name>_<%08d step>_<%04d rank>.vti` whose extent is the
 // block's extent in global point indices, and rank 0 writes
 // `<name>_vti/<name>_<%08d step>.pvti` (one <Piece> per non-empty block), which the .pvd
-// then references.
+// then references; the cell fields likewise as `<name>_cell_fields_<%04d rank>.vti` pieces
+// and `<name>_cell_fields.pvti`.
 //
 // Atomicity: every .vti/.pvti is written under `<final>.tmp.<pid>` and renamed once complete;
 // the .pvd is rewritten whole (temp + rename) after every step, so an interrupted run always

@@ -98,6 +98,27 @@ VariableProblem<T> variable_problem(const Config& cfg, const Domain& domain) {
   return p;
 }
 
+bool has_material_fields(const Config& cfg) {
+  return cfg.material.physical || !cfg.material.uniform();
+}
+
+MaterialFields material_fields(const Config& cfg, const Domain& domain) {
+  const GridDesc& g = domain.local;
+  const CellProperties props = sample_materials(cfg, g, domain.block.offset);
+  MaterialFields out;
+  out.conductivity.reserve(domain.block.size());
+  out.heat_capacity.reserve(domain.block.size());
+  const int nz = g.dims == 3 ? g.nz : 1;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::int64_t idx = g.index(i, j, g.dims == 3 ? k : 0);
+        out.conductivity.push_back(props.conductivity[idx]);
+        out.heat_capacity.push_back(props.heat_capacity[idx]);
+      }
+  return out;
+}
+
 template VariableProblem<float> variable_problem<float>(const Config&, const Domain&);
 template VariableProblem<double> variable_problem<double>(const Config&, const Domain&);
 

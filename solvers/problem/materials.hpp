@@ -46,4 +46,13 @@ struct VariableProblem {
 template <typename T>
 VariableProblem<T> variable_problem(const Config& cfg, const Domain& domain);
 
+// Whether the deck describes its material (physical properties or regions), which the outputs
+// then show as the cell fields below; `material: {diffusivity: a}` alone does not.
+bool has_material_fields(const Config& cfg);
+// The block's interior cells' conductivity and rho cp, x fastest (the writers' layout).
+struct MaterialFields {
+  std::vector<double> conductivity, heat_capacity;
+};
+MaterialFields material_fields(const Config& cfg, const Domain& domain);
+
 }  // namespace heatsolve

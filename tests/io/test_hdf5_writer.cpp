@@ -376,6 +376,35 @@ TEST(Hdf5Writer, BlocksComposeAndReadBack) {
   EXPECT_EQ(count_of(slurp(dir.path() / "blocks.xdmf"), "<Time "), 1u);
 }
 
+// Materials as cell fields: written once in blocks (as ranks do), stored in double whatever
+// the series' precision, read back whole, and listed in every step of the XDMF.
+TEST(Hdf5Writer, CellFieldsComposeAndAppearInEveryStep) {
+  TempDir dir;
+  const OutputGrid g = grid3d();  // 5 x 4 x 3
+  std::vector<double> k(whole(g).size()), c(k.size());
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = 0.1 + 1e-3 * double(i), c[i] = 4e6 + double(i);
+  Block lo, hi;
+  lo.count = {5, 4, 1};
+  hi.offset = {0, 0, 1};
+  hi.count = {5, 4, 2};
+  auto w = make_hdf5_writer(dir.str(), "mat", g, Precision::Float);
+  w->write_cell_fields({{"conductivity", k.data()}, {"heat_capacity", c.data()}}, lo);
+  w->write_cell_fields({{"conductivity", k.data() + 20}, {"heat_capacity", c.data() + 20}}, hi);
+  for (std::int64_t s : {0, 4}) w->write(s, 0.5 * double(s), field<float>(g, s).data(), whole(g));
+  w->finalize();
+  const std::string h5 = (dir.path() / "mat.h5").string();
+  EXPECT_EQ(read_hdf5_cell_field(h5, "conductivity"), k);  // double: no rounding to float
+  EXPECT_EQ(read_hdf5_cell_field(h5, "heat_capacity"), c);
+  EXPECT_EQ(raw_type_size(h5, "/cell_fields/conductivity"), 8u);
+  EXPECT_EQ(list_hdf5_steps(h5).size(), 2u);  // the cell fields are no step
+  EXPECT_THROW(read_hdf5_cell_field(h5, "density"), std::runtime_error);
+  const std::string xdmf = slurp(dir.path() / "mat.xdmf");
+  EXPECT_EQ(count_of(xdmf, "mat.h5:/cell_fields/conductivity</DataItem>"), 2u);
+  EXPECT_EQ(count_of(xdmf, "mat.h5:/cell_fields/heat_capacity</DataItem>"), 2u);
+  std::string why;
+  EXPECT_TRUE(xml_well_formed(xdmf, why)) << why;
+}
+
 TEST(Hdf5Writer, RewritingAStepReplacesIt) {
   TempDir dir;
   const OutputGrid g = grid2d();
