@@ -106,6 +106,17 @@ class Backend {
   virtual void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) {
     (void)field, (void)g, (void)form;
   }
+  // A described source's strength changed (a deck table over time): its values become
+  // separable_value(offset, scale, plane, column) with the factors it was described with on a
+  // grid of g's extents. Returns true having updated the form and the stored field (every
+  // interior value as fill_separable_interior computes it, kernels/stencil/separable_fill.hpp;
+  // ghosts kept), in order with the backend's other work; false, having done nothing, where the
+  // backend keeps no such form for `field`: the caller then refills the field and describes it
+  // again. Default: false.
+  virtual bool rescale_source(T* field, const GridDesc& g, T offset, T scale) {
+    (void)field, (void)g, (void)offset, (void)scale;
+    return false;
+  }
 
   // stencil() restricted to the cells of `r` (same arithmetic per point, so any tiling of the
   // interior into ranges gives stencil()'s bits). Returns false, having done nothing, when

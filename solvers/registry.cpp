@@ -71,10 +71,17 @@ std::unique_ptr<Solver<double>> make_solver<double>(const Config& cfg, Sweeper<d
 Footprint run_footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
   Footprint fp;
   fp.add(2, "u, v");
-  if (cfg.source.type != ShapeType::None) fp.add(1, "f");
+  if (has_source_field(cfg)) fp.add(1, "f");
   const Footprint own = find_solver(cfg).footprint(cfg, local, decomposed);
   if (own.fields > 0) fp.add(own.fields, own.what);
   fp.host_bytes += own.host_bytes;
+  const double padded = double(local.padded_size());
+  const double value = cfg.precision == Precision::Float ? 4.0 : 8.0;
+  // A source refilled on the host each step (Sweeper::set_inputs): the constant terms' sum,
+  // a term's values, the sum (doubles) and the values in the run's precision.
+  if (source_refilled_on_host(cfg)) fp.host_bytes += padded * (3 * 8.0 + value);
+  // `initial: {type: file}`: the block as read (doubles) besides the output staging.
+  if (cfg.initial.type == ShapeType::File) fp.host_bytes += padded * 8.0;
   return fp;
 }
 

@@ -107,10 +107,25 @@ template <typename T>
 RunResult run_serial(const Config& cfg, std::vector<T>* final_field,
                      std::vector<FieldWriter*> writers = {});
 
+// The deck's source terms, summed: cfg.sources when it holds several, else cfg.source alone
+// (none: empty), so that a Config whose `source` was set or changed by hand means it.
+std::vector<Shape> source_terms(const Config& cfg);
+// Whether a run of cfg keeps a source field f on each rank: a source term, or, with materials
+// by region, a neumann or heat_flux face whose flux enters f (a nonzero value or a table).
+bool has_source_field(const Config& cfg);
+// Whether f is refilled on the host as the run advances: a heat deck whose source terms or,
+// with regions, flux faces change with time, and whose f is not one separable term on a
+// uniform material (that one the backend rescales in place: Backend::rescale_source).
+bool source_refilled_on_host(const Config& cfg);
+
 // Evaluates a Shape at the cell centres of `domain.local` into a padded array.
 template <typename T>
 void fill_shape(std::vector<T>& padded, const Shape& shape, const Config& cfg,
                 const Domain& domain);
+
+// (offset, scale) of a shape's separable form (kernels/stencil/source.hpp) from its `value`
+// and `amplitude`; the factors depend on its geometry alone. Throws for None and File.
+std::array<double, 2> separable_strength(const Shape& shape);
 
 // A Shape (not None) in separable form on `domain.local` (kernels/stencil/source.hpp): one
 // factor per axis at the cell centres, evaluated in double; cells past the global grid (deep

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/stencil/separable_fill.hpp"
+
 namespace heatsolve {
 
 template <typename T>
@@ -264,6 +266,28 @@ bool CpuBackend<T>::stencil_steps_planes(const T* u, T* out, const T* f, const G
 template <typename T>
 std::string CpuBackend<T>::description() const {
   return "CPU, OpenMP " + std::to_string(omp_get_max_threads()) + " threads";
+}
+
+template <typename T>
+void CpuBackend<T>::describe_source(const T* field, const GridDesc& g,
+                                    const SeparableSource<T>* form) {
+  described_.erase(std::remove_if(described_.begin(), described_.end(),
+                                  [&](const Described& d) { return d.field == field; }),
+                   described_.end());
+  if (!form || !field) return;
+  described_.push_back(Described{field, g, form->plane, form->column});
+}
+
+template <typename T>
+bool CpuBackend<T>::rescale_source(T* field, const GridDesc& g, T offset, T scale) {
+  for (const Described& d : described_) {
+    if (d.field != field || d.g.dims != g.dims || d.g.nx != g.nx || d.g.ny != g.ny ||
+        (g.dims == 3 && d.g.nz != g.nz))
+      continue;
+    fill_separable_interior(field, g, offset, scale, d.plane.data(), d.column.data());
+    return true;
+  }
+  return false;
 }
 
 template <typename T>

@@ -70,6 +70,10 @@ class CpuBackend final : public Backend<T> {
                         const VariableCoeffs<T>& c, const CellRange& r) override {
     cpu_stencil_variable(u, out, f, g, c, r);
   }
+  // The sweeps read the stored field; a described form's factors are kept so that a source
+  // whose strength changes over time is refilled in place (one pass, no staging copy).
+  void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) override;
+  bool rescale_source(T* field, const GridDesc& g, T offset, T scale) override;
   // Unsupported (one lane: nothing to overlap), except under HEATSOLVE_TEST_CPU_PLANE_PASSES,
   // a test hook that emulates the pass by single sweeps over the planes the range depends on,
   // so that the CPU MPI suite runs the overlapped deep-halo schedule (Simulation::deep_pass).
@@ -98,6 +102,14 @@ class CpuBackend final : public Backend<T> {
     cpu_prolong_add(coarse, gc, fine, gf, ratio, p);
   }
   double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
+
+ private:
+  struct Described {
+    const T* field = nullptr;
+    GridDesc g;
+    std::vector<T> plane, column;
+  };
+  std::vector<Described> described_;
 };
 
 }  // namespace heatsolve

@@ -72,7 +72,7 @@ HelmholtzOperator<T>::HelmholtzOperator(FieldSpace<T> space, const BoundaryFaces
       k_(k),
       exchange_(std::move(exchange)) {
   set_faces(lower_uniform_faces(faces, grid(), k));
-  for (int f = 0; f < 2 * grid().dims; ++f) anchored_ = anchored_ || anchors(faces_[f]);
+  for (int f = 0; f < 2 * grid().dims; ++f) anchored_ = anchored_ || anchors((*faces_)[f]);
   const GridDesc& g = grid();
   diag_ = sigma_ + alpha_ * 2.0 / (g.hx * g.hx) + alpha_ * 2.0 / (g.hy * g.hy) +
           (g.dims == 3 ? alpha_ * 2.0 / (g.hz * g.hz) : 0.0);
@@ -95,9 +95,18 @@ HelmholtzOperator<T> HelmholtzOperator<T>::variable(FieldSpace<T> space, const B
 
 template <typename T>
 void HelmholtzOperator<T>::set_faces(const BoundaryFaces& kernel_faces) {
-  faces_ = kernel_faces;
+  faces_ = std::make_shared<BoundaryFaces>(kernel_faces);
   zero_faces_ = zero_values(kernel_faces);
   interpolation_faces_ = zero_faces_;
+}
+
+template <typename T>
+void HelmholtzOperator<T>::set_face_values(const BoundaryFaces& faces) {
+  const BoundaryFaces kernel = is_variable() ? faces : lower_uniform_faces(faces, grid(), k_);
+  for (int f = 0; f < 2 * grid().dims; ++f)
+    if (kernel[f].type != (*faces_)[f].type)
+      throw std::logic_error("HelmholtzOperator::set_face_values: a face changed its type");
+  *faces_ = kernel;
 }
 
 template <typename T>
@@ -274,7 +283,7 @@ HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(FieldSpace<T> space) const 
   std::array<int, 3> r{1, 1, 1};
   for (int a = 0; a < gf.dims; ++a) r[a] = spacing(gc, a) != spacing(gf, a) ? 2 : 1;
   auto level = std::make_shared<ConductanceLevel>(coarsen(*arrays_.conductance, gc));
-  wrap_periodic(*level, faces_);
+  wrap_periodic(*level, *faces_);
   const std::vector<T> mass =
       arrays_.mass ? coarsen_cells(host_mass(), gf, gc, r) : std::vector<T>{};
   return with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);

@@ -17,6 +17,9 @@
 // The boundary mode is an argument: Deck fills ghosts with the deck's face values (the
 // problem A u = f), Homogeneous with zero values of the same types (corrections, search
 // directions, coarse levels). A decomposed grid's Exchange faces are filled by `exchange`.
+// The Deck faces' values may change (set_face_values: faces over time in implicit heat steps);
+// copies of an operator share them, so that a multigrid hierarchy's finest level, a copy of
+// the operator it was built from, sees the change.
 #pragma once
 
 #include <functional>
@@ -73,8 +76,12 @@ class HelmholtzOperator {
   // A's diagonal (constant representation): sigma + alpha sum_d 2/h_d^2.
   double diagonal() const { return diag_; }
   const BoundaryFaces& faces(BoundaryMode mode) const {
-    return mode == BoundaryMode::Deck ? faces_ : zero_faces_;
+    return mode == BoundaryMode::Deck ? *faces_ : zero_faces_;
   }
+  // New values for the Deck faces, of the same types, in the constructor's representation
+  // (constant: the deck's, lowered here; variable: kernel rules), for this operator and every
+  // copy of it. The Homogeneous faces do not change.
+  void set_face_values(const BoundaryFaces& faces);
   bool exchanges() const { return bool(exchange_); }
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
@@ -134,7 +141,9 @@ class HelmholtzOperator {
   void set_faces(const BoundaryFaces& kernel_faces);
 
   FieldSpace<T> space_{};
-  BoundaryFaces deck_faces_{}, faces_{}, zero_faces_{}, interpolation_faces_{};
+  BoundaryFaces deck_faces_{}, zero_faces_{}, interpolation_faces_{};
+  // The Deck faces as the kernels apply them, shared by copies (set_face_values).
+  std::shared_ptr<BoundaryFaces> faces_ = std::make_shared<BoundaryFaces>();
   double sigma_ = 0, alpha_ = 1, diag_ = 0, k_ = 1;
   bool anchored_ = false;
   std::function<void(T*)> exchange_;

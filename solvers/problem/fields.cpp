@@ -1,6 +1,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/stencil/separable_fill.hpp"
 #include "solvers/solver.hpp"
 
 namespace heatsolve {
@@ -21,6 +22,7 @@ double shape_value(const Shape& s, const std::array<double, 3>& x, const Config&
   const int dims = cfg.dimensions;
   switch (s.type) {
     case ShapeType::None:
+    case ShapeType::File:  // not a formula: Sweeper::initial_field reads the file
       return 0.0;
     case ShapeType::Uniform:
       return s.value;
@@ -45,6 +47,46 @@ double shape_value(const Shape& s, const std::array<double, 3>& x, const Config&
 
 }  // namespace
 
+std::vector<Shape> source_terms(const Config& cfg) {
+  if (cfg.sources.size() > 1) return cfg.sources;
+  if (cfg.source.type != ShapeType::None) return {cfg.source};
+  return {};
+}
+
+namespace {
+// A face whose flux enters the source with regions, and whether its value changes with time.
+bool flux_face(const Config& cfg, int f, bool* varies) {
+  const FaceBC& face = cfg.boundary[std::size_t(f)];
+  if (face.type != BoundaryType::Neumann && face.type != BoundaryType::HeatFlux) return false;
+  const auto& table = cfg.boundary_tables[std::size_t(f)];
+  *varies = cfg.problem == ProblemType::Heat && table && !table->constant();
+  return face.value != 0.0 || *varies;
+}
+}  // namespace
+
+bool has_source_field(const Config& cfg) {
+  if (!source_terms(cfg).empty()) return true;
+  if (cfg.material.uniform()) return false;
+  bool varies = false;
+  for (int f = 0; f < 2 * cfg.dimensions; ++f)
+    if (flux_face(cfg, f, &varies)) return true;
+  return false;
+}
+
+bool source_refilled_on_host(const Config& cfg) {
+  if (cfg.problem != ProblemType::Heat) return false;
+  const std::vector<Shape> terms = source_terms(cfg);
+  bool terms_vary = false;
+  for (const Shape& s : terms) terms_vary = terms_vary || s.varies();
+  if (cfg.material.uniform()) return terms_vary && terms.size() > 1;
+  bool flux_varies = false;
+  for (int f = 0; f < 2 * cfg.dimensions; ++f) {
+    bool varies = false;
+    if (flux_face(cfg, f, &varies)) flux_varies = flux_varies || varies;
+  }
+  return terms_vary || flux_varies;
+}
+
 template <typename T>
 void fill_shape(std::vector<T>& padded, const Shape& shape, const Config& cfg,
                 const Domain& domain) {
@@ -64,6 +106,23 @@ void fill_shape(std::vector<T>& padded, const Shape& shape, const Config& cfg,
       }
 }
 
+std::array<double, 2> separable_strength(const Shape& s) {
+  switch (s.type) {
+    case ShapeType::Uniform:
+      return {s.value, 0.0};
+    case ShapeType::Sine:
+      return {0.0, s.amplitude};
+    case ShapeType::Gaussian:
+      return {s.value, s.amplitude};
+    case ShapeType::Box:
+      return {0.0, s.value};
+    case ShapeType::None:
+    case ShapeType::File:
+      break;
+  }
+  throw std::invalid_argument("separable_shape: not a separable shape");
+}
+
 template <typename T>
 SeparableSource<T> separable_shape(const Shape& s, const Config& cfg, const Domain& domain) {
   const GridDesc& g = domain.local;
@@ -73,27 +132,9 @@ SeparableSource<T> separable_shape(const Shape& s, const Config& cfg, const Doma
   const std::array<int, 3> total{domain.global.nx, domain.global.ny,
                                  dims == 3 ? domain.global.nz : 1};
   SeparableSource<T> form;
-  double offset = 0, scale = 1;
-  switch (s.type) {
-    case ShapeType::Uniform:
-      offset = s.value;
-      scale = 0;
-      break;
-    case ShapeType::Sine:
-      scale = s.amplitude;
-      break;
-    case ShapeType::Gaussian:
-      offset = s.value;
-      scale = s.amplitude;
-      break;
-    case ShapeType::Box:
-      scale = s.value;
-      break;
-    case ShapeType::None:
-      throw std::invalid_argument("separable_shape: no shape");
-  }
-  form.offset = static_cast<T>(offset);
-  form.scale = static_cast<T>(scale);
+  const std::array<double, 2> strength = separable_strength(s);
+  form.offset = static_cast<T>(strength[0]);
+  form.scale = static_cast<T>(strength[1]);
   // The factor of axis d at local cell i.
   const auto factor = [&](int d, int i) {
     int gi = domain.block.offset[d] + i;
@@ -127,18 +168,8 @@ SeparableSource<T> separable_shape(const Shape& s, const Config& cfg, const Doma
 template <typename T>
 void fill_separable(std::vector<T>& padded, const SeparableSource<T>& form, const GridDesc& g) {
   padded.assign(g.padded_size(), T(0));
-  const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
-  const int nz = g.dims == 3 ? g.nz : 1;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < g.ny; ++j)
-      for (int i = 0; i < g.nx; ++i) {
-        const std::int64_t idx = g.index(i, j, k);
-        const int plane = g.dims == 3 ? k : j;  // along the stream axis
-        padded[std::size_t(idx)] = separable_value(form.offset, form.scale,
-                                                   form.plane[std::size_t(idx - (plane + 1) * ss)],
-                                                   form.column[std::size_t(plane)]);
-      }
+  fill_separable_interior(padded.data(), g, form.offset, form.scale, form.plane.data(),
+                          form.column.data());
 }
 
 template SeparableSource<float> separable_shape<float>(const Shape&, const Config&, const Domain&);

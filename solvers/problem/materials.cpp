@@ -45,6 +45,42 @@ bool anchors(const FaceBC& deck) {
          (deck.type == BoundaryType::Robin && deck.coeff != 1);
 }
 
+BoundaryFaces variable_face_rules(const BoundaryFaces& deck, int dims) {
+  BoundaryFaces faces = deck;
+  for (int f = 0; f < 2 * dims; ++f) {
+    FaceBC& face = faces[f];
+    if (!physical_face(face)) continue;
+    const double v = face.type == BoundaryType::Dirichlet || face.type == BoundaryType::Convective
+                         ? face.value
+                         : 0.0;
+    face = FaceBC{BoundaryType::Fixed, v};
+  }
+  return faces;
+}
+
+void add_face_flux(std::vector<double>& flux, const GridDesc& g, const BoundaryFaces& deck,
+                   const std::vector<double>& k) {
+  const int ext[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  for (int f = 0; f < 2 * g.dims; ++f) {
+    const FaceBC& face = deck[f];
+    if (face.type != BoundaryType::Neumann && face.type != BoundaryType::HeatFlux) continue;
+    const int a = f / 2;
+    const double h = spacing(g, a);
+    int hi[3] = {ext[0], ext[1], ext[2]};
+    hi[a] = 1;
+    for (int kk = 0; kk < hi[2]; ++kk)
+      for (int jj = 0; jj < hi[1]; ++jj)
+        for (int ii = 0; ii < hi[0]; ++ii) {
+          int c[3] = {ii, jj, kk};
+          if (f % 2 == 1) c[a] = ext[a] - 1;
+          const std::int64_t idx = g.index(c[0], c[1], g.dims == 3 ? c[2] : 0);
+          // Neumann: outward du/dn = g, heat k g / h per volume; heat flux: q / h.
+          flux[idx] +=
+              face.type == BoundaryType::Neumann ? k[idx] * face.value / h : face.value / h;
+        }
+  }
+}
+
 template <typename T>
 VariableProblem<T> variable_problem(const Config& cfg, const Domain& domain) {
   const GridDesc& g = domain.local;
@@ -65,36 +101,10 @@ VariableProblem<T> variable_problem(const Config& cfg, const Domain& domain) {
   }
   // Heat-flux and Neumann faces couple nothing: their flux enters the cells' source.
   p.flux_source.assign(n, 0.0);
-  const int ext[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
-  for (int f = 0; f < 2 * g.dims; ++f) {
-    const FaceBC& face = domain.faces[f];
-    if (face.type != BoundaryType::Neumann && face.type != BoundaryType::HeatFlux) continue;
-    const int a = f / 2;
-    const double h = spacing(g, a);
-    int hi[3] = {ext[0], ext[1], ext[2]};
-    hi[a] = 1;
-    for (int kk = 0; kk < hi[2]; ++kk)
-      for (int jj = 0; jj < hi[1]; ++jj)
-        for (int ii = 0; ii < hi[0]; ++ii) {
-          int c[3] = {ii, jj, kk};
-          if (f % 2 == 1) c[a] = ext[a] - 1;
-          const std::int64_t idx = g.index(c[0], c[1], g.dims == 3 ? c[2] : 0);
-          // Neumann: outward du/dn = g, heat k g / h per volume; heat flux: q / h.
-          p.flux_source[idx] +=
-              face.type == BoundaryType::Neumann ? level->k[idx] * face.value / h : face.value / h;
-        }
-  }
+  add_face_flux(p.flux_source, g, domain.faces, level->k);
   p.conductance = std::move(level);
   // Ghost rules: the exterior value where a face couples to one, 0 where it couples nothing.
-  p.faces = domain.faces;
-  for (int f = 0; f < 2 * g.dims; ++f) {
-    FaceBC& face = p.faces[f];
-    if (!physical_face(face)) continue;
-    const double v = face.type == BoundaryType::Dirichlet || face.type == BoundaryType::Convective
-                         ? face.value
-                         : 0.0;
-    face = FaceBC{BoundaryType::Fixed, v};
-  }
+  p.faces = variable_face_rules(domain.faces, g.dims);
   return p;
 }
 

@@ -31,6 +31,16 @@ BoundaryFaces lower_uniform_faces(const BoundaryFaces& deck, const GridDesc& g, 
 // with none on any rank is singular.
 bool anchors(const FaceBC& deck);
 
+// The kernel rules of a block's deck faces with regions: Fixed exterior values (dirichlet: the
+// value; convective: the ambient; neumann and heat_flux: 0, their flux enters the source
+// instead), Periodic and Exchange faces as they are; the first 2 * dims faces.
+BoundaryFaces variable_face_rules(const BoundaryFaces& deck, int dims);
+// The flux of g's neumann and heat_flux faces per volume, added to the cells at each face of
+// `flux` (g's padded layout): a neumann face's k du/dn / h (k: the cell's conductivity, `k` in
+// g's layout), a heat_flux face's q / h.
+void add_face_flux(std::vector<double>& flux, const GridDesc& g, const BoundaryFaces& deck,
+                   const std::vector<double>& k);
+
 // The variable-coefficient problem on a block (host arrays in the block's padded layout).
 template <typename T>
 struct VariableProblem {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "io/initial_field.hpp"
 #include "solvers/problem/materials.hpp"
 #include "solvers/run/checkpoint_fields.hpp"
 
@@ -30,9 +31,12 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
   else
     exchanger_ = ctx.exchanger_d;
   const Materials& m = cfg.material;
-  source_ = cfg.source;
+  const bool heat = cfg.problem == ProblemType::Heat;
+  terms_ = source_terms(cfg);
+  for (const Shape& term : terms_) source_varies_ = source_varies_ || (heat && term.varies());
+  faces_vary_ = heat && cfg.boundary_varies();
   BackendOptions options = ctx.backend_options;
-  options.source = cfg.source.type != ShapeType::None;
+  options.source = !terms_.empty();
   backend_ = make_backend<T>(cfg.backend, options);
 
   const std::size_t n = g_.padded_size();
@@ -45,19 +49,18 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
   if (m.uniform()) {
     faces_ = lower_uniform_faces(ctx.domain.faces, g_, m.conductivity);
     // Physical units: heat's source is q / (rho cp) for dT/dt, Poisson's f / k for -Lap u.
-    if (m.physical && source_.type != ShapeType::None) {
-      const double factor =
-          cfg.problem == ProblemType::Heat ? 1.0 / m.heat_capacity() : 1.0 / m.conductivity;
-      source_.value *= factor;
-      source_.amplitude *= factor;
-    }
-    if (source_.type != ShapeType::None) {
+    if (m.physical) source_factor_ = heat ? 1.0 / m.heat_capacity() : 1.0 / m.conductivity;
+    separable_ = terms_.size() == 1;
+    if (separable_) {
       // Stored from its separable form, which the backend may generate in its sweeps instead.
       f_ = backend_->allocate(n);
-      const SeparableSource<T> form = separable_shape<T>(source_, cfg, ctx.domain);
-      fill_separable(host, form, g_);
+      form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, ctx.domain);
+      fill_separable(host, form_, g_);
       f_->copy_from_host(host.data());
-      backend_->describe_source(f_->data(), g_, &form);
+      backend_->describe_source(f_->data(), g_, &form_);
+    } else if (!terms_.empty()) {
+      f_ = backend_->allocate(n);
+      fill_source(0, 0, 0);
     }
   } else {
     VariableProblem<T> vp = variable_problem<T>(cfg, ctx.domain);
@@ -74,18 +77,13 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
     conductance_ = vp.conductance;
     exterior_ = vp.exterior;
     // The source in W/m^3 plus the heat-flux faces' flux per volume, as the variable
-    // kernels read it.
-    bool flux = false;
+    // kernels read it. A flux that changes with time is f's to follow.
+    source_varies_ = source_refilled_on_host(cfg);
+    bool flux = source_varies_;
     for (double v : vp.flux_source) flux = flux || v != 0.0;
-    if (source_.type != ShapeType::None || flux) {
-      std::vector<double> q;
-      if (source_.type != ShapeType::None)
-        fill_shape(q, source_, cfg, ctx.domain);
-      else
-        q.assign(n, 0.0);
-      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<T>(q[i] + vp.flux_source[i]);
+    if (!terms_.empty() || flux) {
       f_ = backend_->allocate(n);
-      f_->copy_from_host(host.data());
+      fill_source(0, 0, 0);
     }
   }
   // After the source is described: "auto" then times the sweeps the run will take.
@@ -131,8 +129,119 @@ Sweeper<T>::~Sweeper() = default;
 template <typename T>
 std::vector<T> Sweeper<T>::initial_field() const {
   std::vector<T> host;
+  if (cfg_.initial.type == ShapeType::File) {
+    const Domain& d = ctx_.domain;
+    const std::vector<double> values = read_initial_field(cfg_, d.local, d.block.offset);
+    host.resize(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) host[i] = static_cast<T>(values[i]);
+    return host;
+  }
   fill_shape(host, cfg_.initial, cfg_, ctx_.domain);
   return host;
+}
+
+namespace {
+// (1 - w) a + w b, exactly a at w = 0 and b at w = 1.
+double mix(double a, double b, double w) {
+  if (w == 0.0) return a;
+  if (w == 1.0) return b;
+  return (1.0 - w) * a + w * b;
+}
+}  // namespace
+
+template <typename T>
+Shape Sweeper<T>::term_at(const Shape& term, double t0, double t1, double w) const {
+  Shape s = term;
+  s.value = mix(term.value_at(t0), term.value_at(t1), w) * source_factor_;
+  s.amplitude = mix(term.amplitude_at(t0), term.amplitude_at(t1), w) * source_factor_;
+  return s;
+}
+
+template <typename T>
+BoundaryFaces Sweeper<T>::deck_faces_at(double t0, double t1, double w) const {
+  BoundaryFaces faces = ctx_.domain.faces;
+  for (int f = 0; f < 2 * g_.dims; ++f) {
+    const std::optional<TimeTable>& table = cfg_.boundary_tables[std::size_t(f)];
+    // Exchange faces (a neighbour rank's) keep their rule.
+    if (!table || faces[f].type != cfg_.boundary[std::size_t(f)].type) continue;
+    faces[f].value = mix(table->at(t0), table->at(t1), w);
+  }
+  return faces;
+}
+
+template <typename T>
+BoundaryFaces Sweeper<T>::kernel_faces(const BoundaryFaces& deck) const {
+  if (variable()) return variable_face_rules(deck, g_.dims);
+  return lower_uniform_faces(deck, g_, cfg_.material.conductivity);
+}
+
+template <typename T>
+BoundaryFaces Sweeper<T>::operator_faces(double t) const {
+  const BoundaryFaces deck = deck_faces_at(t, t, 0.0);
+  return variable() ? kernel_faces(deck) : deck;
+}
+
+template <typename T>
+void Sweeper<T>::set_inputs(double faces_time, double t0, double t1, double w) {
+  if (faces_vary_ && faces_time != faces_time_) {
+    faces_ = kernel_faces(deck_faces_at(faces_time, faces_time, 0.0));
+    faces_time_ = faces_time;
+  }
+  const std::array<double, 3> at{t0, t1, w};
+  if (source_varies_ && f_ && at != source_at_) {
+    fill_source(t0, t1, w);
+    source_at_ = at;
+  }
+}
+
+template <typename T>
+void Sweeper<T>::fill_source(double t0, double t1, double w) {
+  if (separable_) {
+    const std::array<double, 2> strength = separable_strength(term_at(terms_[0], t0, t1, w));
+    form_.offset = static_cast<T>(strength[0]);
+    form_.scale = static_cast<T>(strength[1]);
+    if (backend_->rescale_source(f_->data(), g_, form_.offset, form_.scale)) return;
+    std::vector<T> host;
+    fill_separable(host, form_, g_);
+    backend_->synchronize();  // sweeps queued before may still read f
+    f_->copy_from_host(host.data());
+    backend_->describe_source(f_->data(), g_, &form_);
+    return;
+  }
+  const std::size_t n = g_.padded_size();
+  // The constant terms once (kept while some term varies), then the varying ones, in deck order.
+  std::vector<double> q, term;
+  bool keep = false;  // some term is constant while others vary
+  for (const Shape& s : terms_) keep = keep || (source_varies_ && !s.varies());
+  keep = keep && fixed_terms_.empty();
+  if (!fixed_terms_.empty()) {
+    q = fixed_terms_;
+  } else {
+    q.assign(n, 0.0);
+    for (const Shape& s : terms_) {
+      if (source_varies_ && s.varies()) continue;
+      fill_shape(term, term_at(s, t0, t1, w), cfg_, ctx_.domain);
+      for (std::size_t i = 0; i < n; ++i) q[i] += term[i];
+    }
+    if (keep) fixed_terms_ = q;
+  }
+  if (source_varies_)
+    for (const Shape& s : terms_) {
+      if (!s.varies()) continue;
+      fill_shape(term, term_at(s, t0, t1, w), cfg_, ctx_.domain);
+      for (std::size_t i = 0; i < n; ++i) q[i] += term[i];
+    }
+  std::vector<T> host(n);
+  if (variable()) {
+    // The neumann and heat_flux faces' flux per volume (W/m^3), their values mixed as the terms'.
+    std::vector<double> flux(n, 0.0);
+    add_face_flux(flux, g_, deck_faces_at(t0, t1, w), conductance_->k);
+    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<T>(q[i] + flux[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<T>(q[i]);
+  }
+  backend_->synchronize();  // sweeps queued before may still read f
+  f_->copy_from_host(host.data());
 }
 
 template <typename T>
@@ -149,6 +258,8 @@ template <typename T>
 void Sweeper<T>::set_source(const std::vector<T>& padded) {
   T* f = source_or_zero();
   backend_->describe_source(f, g_, nullptr);  // no longer the deck's separable form
+  separable_ = false;
+  source_varies_ = false;  // nor the deck's source over time
   f_->copy_from_host(padded.data());
 }
 
@@ -159,6 +270,18 @@ void Sweeper<T>::shift_source(double shift) {
   f_->copy_to_host(host.data());
   for (T& v : host) v = static_cast<T>(double(v) - shift);
   set_source(host);
+}
+
+template <typename T>
+void Sweeper<T>::remove_mean(Array<T>& x) {
+  sync_state();
+  settle();
+  const double sum = global_reduce(backend_->reduce(x.data(), g_, ReduceOp::Sum), ReduceOp::Sum);
+  const double mean = sum / double(global_points_);
+  std::vector<T> host(x.size());
+  x.copy_to_host(host.data());
+  for (T& v : host) v = static_cast<T>(double(v) - mean);
+  x.copy_from_host(host.data());
 }
 
 template <typename T>
@@ -289,6 +412,12 @@ int Sweeper<T>::fused_depth(const T* f, const SweepForm<T>& form) {
 template <typename T>
 int Sweeper<T>::fused_depth(const T* f, const StencilCoeffs<T>& c) {
   if (fused_depth_ > 0) return fused_depth_;
+  // A fused pass takes its k steps with one set of faces and one source: inputs that change
+  // with time take single steps (docs/deck.md "Time-varying inputs").
+  if (inputs_vary()) {
+    fused_depth_ = 1;
+    return 1;
+  }
   // The set-up (margin buffers, IPC mappings, auto's trial) stays out of wall_seconds, as the
   // one-layer exchange's does in the run loop: the time loop's rate measures steps.
   const auto t0 = Clock::now();
@@ -345,8 +474,11 @@ int Sweeper<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
     deep_f_->set_zero();
     copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
     deep_->exchange(*backend_, deep_f_->data());
-    const SeparableSource<T> form = separable_shape<T>(source_, cfg_, geo.extended_domain);
-    backend_->describe_source(deep_f_->data(), geo.extended, &form);
+    if (separable_) {  // fused passes run with constant inputs: the form at t = 0
+      const SeparableSource<T> form =
+          separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg_, geo.extended_domain);
+      backend_->describe_source(deep_f_->data(), geo.extended, &form);
+    }
   }
   if (automatic) {
     const double steps = double(kTrialPasses * depth);

@@ -24,7 +24,8 @@ template <typename T>
 class Sweeper {
  public:
   // Allocates u and v (the deck's initial field) and f (the deck's source, if any) on the
-  // backend the deck asks for, and tunes its kernels for the block.
+  // backend the deck asks for, and tunes its kernels for the block. Inputs that change with
+  // time start at t = 0 (set_inputs moves them).
   Sweeper(const Config& cfg, RunContext& ctx);
   ~Sweeper();
   Sweeper(const Sweeper&) = delete;
@@ -36,7 +37,8 @@ class Sweeper {
   const GridDesc& grid() const { return g_; }  // this rank's block
   const Domain& domain() const { return ctx_.domain; }
   // The block's faces as the kernels apply them: the deck's, lowered for the materials
-  // (solvers/problem/materials.hpp), Exchange where a neighbour rank fills the ghosts.
+  // (solvers/problem/materials.hpp), Exchange where a neighbour rank fills the ghosts; their
+  // values at the time of the last set_inputs (t = 0 before any).
   const BoundaryFaces& faces() const { return faces_; }
   // Materials by region: the variable-coefficient operator (no fused passes).
   bool variable() const { return bool(wx_); }
@@ -51,6 +53,24 @@ class Sweeper {
   std::int64_t global_points() const { return global_points_; }
   const std::string& kernel() const { return kernel_; }
 
+  // ---- Inputs over time (docs/deck.md "Time-varying inputs") -----------------------------
+  // Whether a face value or a source term of a heat deck changes with time (tables): each
+  // step then sets them (set_inputs), and sweeps run single steps (fused_depth() is 1).
+  bool inputs_vary() const { return faces_vary_ || source_varies_; }
+  // The inputs of one step: the faces' values at `faces_time` (the ghost rules of sweep() and
+  // fill_ghosts(), faces()), and the source f as (1 - w) S(t0) + w S(t1), each term's value and
+  // amplitude mixed so (with regions f holds the flux of neumann and heat_flux faces too, their
+  // values mixed the same way). What does not vary, or is already at those times, is kept.
+  // A uniform material's one separable term is rescaled in place (Backend::rescale_source);
+  // otherwise f is refilled on the host: every term's fill_shape (the constant terms' sum kept
+  // from the start) plus the faces' flux.
+  void set_inputs(double faces_time, double t0, double t1, double w);
+  void set_inputs(double t) { set_inputs(t, t, t, 0.0); }
+  // The faces an operator of this block takes at time t, in make_operator's representation (a
+  // uniform material: the deck's, with Exchange faces; regions: the kernel rules), for
+  // HelmholtzOperator::set_face_values.
+  BoundaryFaces operator_faces(double t) const;
+
   // ---- Fields -----------------------------------------------------------------------------
   Array<T>& u() { return *u_; }
   Array<T>& v() { return *v_; }
@@ -61,12 +81,18 @@ class Sweeper {
   const T* source() const { return f_ ? f_->data() : nullptr; }
   // The source field, allocated as zeros where the deck has none.
   T* source_or_zero();
-  // Replaces the source's values (host, padded): the backend forgets its separable form.
+  // Replaces the source's values (host, padded): the backend forgets its separable form, and
+  // set_inputs leaves f as it is from then on.
   void set_source(const std::vector<T>& padded);
   // f -= shift, rounded in T from double (a singular problem's compatibility shift).
   void shift_source(double shift);
+  // x -= mean of x over all ranks' cells, rounded in T from double (a singular problem's
+  // solution of zero mean); through the host, for the few times a solve needs it.
+  void remove_mean(Array<T>& x);
   std::unique_ptr<Array<T>> allocate() const { return backend_->allocate(g_.padded_size()); }
-  // The deck's initial field on the block (padded, ghosts 0), as u started.
+  // The deck's initial field on the block (padded, ghosts 0), as u started: a shape's values
+  // at the cell centres, or the block of an `initial: {type: file}` dataset
+  // (io/initial_field.hpp).
   std::vector<T> initial_field() const;
   // The block's interior of u, x fastest (the newest state: after sync_state()).
   std::vector<T> interior();
@@ -134,13 +160,36 @@ class Sweeper {
   // while the other planes are computed (OverlapPlanes).
   void deep_pass(const T* fe, const StencilCoeffs<T>& c, int k);
 
+  // The domain's deck faces (Exchange kept) with each table's value mixed as set_inputs does.
+  BoundaryFaces deck_faces_at(double t0, double t1, double w) const;
+  // Deck faces lowered to the kernels' rules (faces_).
+  BoundaryFaces kernel_faces(const BoundaryFaces& deck) const;
+  // A source term with its value and amplitude mixed between t0 and t1 and scaled as the
+  // kernels take it.
+  Shape term_at(const Shape& term, double t0, double t1, double w) const;
+  // f from the terms (and, with regions, the faces' flux) mixed between t0 and t1.
+  void fill_source(double t0, double t1, double w);
+
   const Config& cfg_;
   RunContext& ctx_;
   GridDesc g_;
   std::unique_ptr<Backend<T>> backend_;
   std::unique_ptr<Array<T>> u_, v_, f_;
   BoundaryFaces faces_{};
-  Shape source_;  // the deck's source as the constant kernels take it (scaled for the material)
+  // The deck's source terms (tables kept) and the factor the kernels take them with: 1/(rho cp)
+  // for heat, 1/k for Poisson on a uniform physical material, else 1.
+  std::vector<Shape> terms_;
+  double source_factor_ = 1;
+  // A uniform material with one term: f is its separable form's (generated by a device backend
+  // in its sweeps), form_ its factors. Otherwise f holds the sum of the terms' fill_shape
+  // values (plus the flux faces' with regions), fixed_terms_ the constant terms' part on the
+  // host while some term varies.
+  bool separable_ = false;
+  SeparableSource<T> form_;
+  std::vector<double> fixed_terms_;
+  bool faces_vary_ = false, source_varies_ = false;
+  double faces_time_ = 0;                     // the faces' values are at this time
+  std::array<double, 3> source_at_{0, 0, 0};  // f is at (t0, t1, w)
   // Variable coefficients (materials by region): face coefficients and rho cp per cell.
   std::shared_ptr<Array<T>> wx_, wy_, wz_;
   std::vector<T> capacity_;

@@ -22,6 +22,7 @@ Footprint Anderson<T>::footprint(const Config& cfg, const GridDesc& local, bool 
   const double m = std::max(1, cfg.anderson_depth);
   fp.add(2 * m + 2, fmt::format("Anderson history 2m+2 = {:.0f}", 2 * m + 2));
   if (cfg.anderson_every > 1) fp.add(1, "sweep scratch");
+  if (singular_poisson(cfg) && !has_source_field(cfg)) fp.add(1, "compatible source");
   fp.host_bytes = (m + 1) * (m + 1) * 8.0;
   return fp;
 }
@@ -33,8 +34,7 @@ StepReport Anderson<T>::start(const CheckpointState* restored) {
   beta_ = cfg.anderson_damping;
   form_ = op_.jacobi();
   if (form_.variable) residual_field_ = sw_.allocate();
-  const T* f = sw_.source();
-  reference_ = initial_residual_norm(sw_, op_, f, restored != nullptr, residual_field_.get());
+  singular_ = compatible_start(sw_, op_, restored != nullptr, &reference_, residual_field_.get());
   const std::size_t n_field = sw_.grid().padded_size(), P = stride();
   F_ = sw_.backend().allocate((m_ + 1) * P);
   G_ = sw_.backend().allocate(m_ * P);
@@ -145,6 +145,9 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
   r.residual = residual_;
   r.fresh = r.record = fresh;
   r.done = converged_ || it_ == cfg.max_iterations;
+  // A singular problem: the solution of zero mean, as multigrid returns it (once converged:
+  // an iterate stopped short of the tolerance continues from its checkpoint bit for bit).
+  if (converged_ && singular_) sw_.remove_mean(sw_.u());
   return r;
 }
 

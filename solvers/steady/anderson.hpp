@@ -3,7 +3,9 @@
 //   x+ = beta g + (1-beta) x - sum_j gamma_j (dG_j - (1-beta) dF_j),
 // where g = Jacobi(x) (solver.anderson.every sweeps: alternating Anderson-Jacobi), f = g - x,
 // dF/dG the last m differences of f/g, and gamma minimises ||f - dF gamma|| (regularised
-// normal equations of the (m+1)x(m+1) Gram matrix of [dF, f], one tall-skinny product).
+// normal equations of the (m+1)x(m+1) Gram matrix of [dF, f], one tall-skinny product). A
+// singular problem gets a compatible source and returns the solution of zero mean
+// (compatible_start, solvers/steady/jacobi.hpp).
 #pragma once
 
 #include <memory>
@@ -40,7 +42,7 @@ class Anderson final : public Solver<T> {
   int m_ = 1, every_ = 1;
   double beta_ = 1, reference_ = 1, residual_ = 0;
   std::int64_t it_ = 0;
-  bool converged_ = false;
+  bool converged_ = false, singular_ = false;
   // Columns 0..m-1 of F: the dF ring; column m: the current f. Ghost cells stay zero, so
   // products over the padded length equal products over the interior.
   std::unique_ptr<Array<T>> F_, G_, g_prev_, scratch_, residual_field_;

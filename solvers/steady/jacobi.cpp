@@ -3,19 +3,58 @@
 #include <algorithm>
 #include <limits>
 
+#include "solvers/problem/materials.hpp"
+
 namespace heatsolve {
+
+namespace {
+// A reduction of f - A u over this rank's cells (u's ghosts filled here with the deck's faces).
+template <typename T>
+double residual_reduce(Sweeper<T>& sw, const HelmholtzOperator<T>& op, T* u, const T* f,
+                       Array<T>* scratch, ReduceOp reduce) {
+  Backend<T>& b = sw.backend();
+  const GridDesc& g = sw.grid();
+  sw.fill_ghosts(u);
+  if (!op.is_variable()) return b.reduce_residual(u, f, g, reduce);
+  CellRange all;
+  all.hi = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
+  b.stencil_variable(u, scratch->data(), f, g, op.residual_form().v, all);
+  return b.reduce(scratch->data(), g, reduce);
+}
+}  // namespace
 
 template <typename T>
 double residual_norm(Sweeper<T>& sw, const HelmholtzOperator<T>& op, T* u, const T* f,
                      Array<T>* scratch) {
-  Backend<T>& b = sw.backend();
-  const GridDesc& g = sw.grid();
-  sw.fill_ghosts(u);
-  if (!op.is_variable()) return sw.norm2(b.reduce_residual(u, f, g, ReduceOp::SumSquares));
-  CellRange all;
-  all.hi = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
-  b.stencil_variable(u, scratch->data(), f, g, op.residual_form().v, all);
-  return sw.norm2(b.reduce(scratch->data(), g, ReduceOp::SumSquares));
+  return sw.norm2(residual_reduce(sw, op, u, f, scratch, ReduceOp::SumSquares));
+}
+
+template <typename T>
+bool compatible_start(Sweeper<T>& sw, const HelmholtzOperator<T>& op, bool restarted,
+                      double* reference, Array<T>* scratch) {
+  if (!op.singular()) {
+    *reference = initial_residual_norm(sw, op, sw.source(), restarted, scratch);
+    return false;
+  }
+  Array<T>* x0 = &sw.u();
+  if (restarted) {
+    const std::vector<T> initial = sw.initial_field();
+    sw.v().copy_from_host(initial.data());
+    x0 = &sw.v();
+  }
+  sw.remove_mean(*x0);
+  const double sum = sw.global_reduce(
+      residual_reduce(sw, op, x0->data(), sw.source(), scratch, ReduceOp::Sum), ReduceOp::Sum);
+  sw.shift_source(sum / double(sw.global_points()));
+  *reference = residual_norm(sw, op, x0->data(), sw.source(), scratch);
+  return true;
+}
+
+bool singular_poisson(const Config& cfg) {
+  if (cfg.problem != ProblemType::Poisson) return false;
+  for (int f = 0; f < 2 * cfg.dimensions; ++f)
+    if (anchors(cfg.boundary[std::size_t(f)])) return false;
+  return true;
 }
 
 template <typename T>
@@ -43,7 +82,8 @@ Footprint Jacobi<T>::footprint(const Config& cfg, const GridDesc& local, bool de
   (void)local;
   Footprint fp;
   if (decomposed && cfg.kernel == "temporal")
-    fp.add(cfg.source.type != ShapeType::None ? 3 : 2, "deep-halo fields");
+    fp.add(has_source_field(cfg) ? 3 : 2, "deep-halo fields");
+  if (singular_poisson(cfg) && !has_source_field(cfg)) fp.add(1, "compatible source");
   return fp;
 }
 
@@ -52,8 +92,8 @@ StepReport Jacobi<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
   form_ = op_.jacobi();
   if (form_.variable) scratch_ = sw_.allocate();
+  singular_ = compatible_start(sw_, op_, restored != nullptr, &reference_, scratch_.get());
   const T* f = sw_.source();
-  reference_ = initial_residual_norm(sw_, op_, f, restored != nullptr, scratch_.get());
   residual_ = restored ? restored->residual : std::numeric_limits<double>::infinity();
   it_ = restored ? restored->step : 0;
   converged_ = restarted_converged(restored, cfg.tolerance);
@@ -100,6 +140,11 @@ StepReport Jacobi<T>::advance(std::int64_t count, Monitor monitor) {
   sw_.swap_uv();
   StepReport r = report(fresh);
   r.done = converged_ || it_ == cfg.max_iterations;
+  // A singular problem's solution is defined up to a constant: the one of zero mean, as
+  // multigrid returns it (the sweeps commute with adding a constant, so removing it once
+  // converged gives what removing it after every sweep would). An iterate stopped short of the
+  // tolerance is left as it is, so that a checkpoint of it continues bit for bit.
+  if (converged_ && singular_) sw_.remove_mean(sw_.u());
   return r;
 }
 
@@ -119,6 +164,10 @@ template double residual_norm<float>(Sweeper<float>&, const HelmholtzOperator<fl
                                      const float*, Array<float>*);
 template double residual_norm<double>(Sweeper<double>&, const HelmholtzOperator<double>&, double*,
                                       const double*, Array<double>*);
+template bool compatible_start<float>(Sweeper<float>&, const HelmholtzOperator<float>&, bool,
+                                      double*, Array<float>*);
+template bool compatible_start<double>(Sweeper<double>&, const HelmholtzOperator<double>&, bool,
+                                       double*, Array<double>*);
 template double initial_residual_norm<float>(Sweeper<float>&, const HelmholtzOperator<float>&,
                                              const float*, bool, Array<float>*);
 template double initial_residual_norm<double>(Sweeper<double>&, const HelmholtzOperator<double>&,

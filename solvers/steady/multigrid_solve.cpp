@@ -26,7 +26,7 @@ Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local,
   fp.add(Multigrid<T>::footprint_fields(local, !dirichlet), "multigrid hierarchy");
   fp.add(MultigridIteration<T>::footprint_fields(cfg.method),
          cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
-  if (cfg.source.type == ShapeType::None) fp.add(1, "zero source");
+  if (!has_source_field(cfg)) fp.add(1, "zero source");
   return fp;
 }
 

@@ -22,7 +22,7 @@ Footprint ExplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, b
   Footprint fp;
   // Temporal blocking under MPI works on the block extended by deep halos: u, v (and f).
   if (decomposed && (cfg.kernel == "temporal" || cfg.kernel == "auto"))
-    fp.add(cfg.source.type != ShapeType::None ? 3 : 2, "deep-halo fields");
+    fp.add(has_source_field(cfg) ? 3 : 2, "deep-halo fields");
   return fp;
 }
 
@@ -56,18 +56,23 @@ StepReport ExplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   const bool rate = last || monitor != Monitor::None;
   // Blocks of the run's k, landing where the loop asked; a monitored last step alone.
   const std::int64_t block = rate ? count - 1 : count;
-  if (block > 1 && !form_.variable) {
+  // Inputs that change with time: each step's faces and source at its start, t_n (forward
+  // Euler), so single steps.
+  const bool vary = sw_.inputs_vary();
+  if (block > 1 && !form_.variable && !vary) {
     sw_.fused_steps(f, form_.c, int(block));
   } else {
     sw_.sync_state();
     // Nothing reads u's ghosts after these sweeps: the rules may be applied inside them.
     for (std::int64_t s = 0; s < block; ++s) {
+      if (vary) sw_.set_inputs(steps_.time_at(step_ + s));
       sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
       sw_.swap_uv();
     }
   }
   if (rate) {
     sw_.sync_state();
+    if (vary) sw_.set_inputs(steps_.time_at(end - 1));
     sw_.sweep(sw_.u().data(), sw_.v().data(), f, form_, true);
     rate_ = heat_rate(sw_, sw_.v().data(), sw_.u().data(), steps_.dt);
     sw_.swap_uv();

@@ -1,7 +1,8 @@
 // Heat equation, forward Euler: u' = u + dt (alpha Lap u + f), one sweep per step, or with
 // temporal blocking (execution.time_block) several steps per fused pass (deep halos under
 // MPI). The rate of change (RMS du/dt) needs the state before a step, so a monitored step
-// (and the last) runs alone after the block.
+// (and the last) runs alone after the block. Inputs that change with time (docs/deck.md
+// "Time-varying inputs") are taken at each step's start, t_n, one step at a time.
 #pragma once
 
 #include "solvers/footprint.hpp"

@@ -68,6 +68,15 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   (void)count;  // one step per advance (max_advance() is 1)
   const Config& cfg = sw_.config();
   const std::int64_t s = step_ + 1;
+  if (sw_.inputs_vary()) {
+    // Inputs over time: the right side's explicit half takes the faces at t_n (u's ghosts),
+    // the source is theta f(t_{n+1}) + (1 - theta) f(t_n) (with regions the flux faces' part
+    // too), and the operator's faces are at t_{n+1}: implicit Euler the faces and source at
+    // t_{n+1}, Crank-Nicolson the trapezoidal rule.
+    const double t0 = steps_.time_at(step_), t1 = steps_.time_at(s);
+    sw_.set_inputs(t0, t0, t1, scheme_theta(cfg.scheme));
+    op_->set_face_values(sw_.operator_faces(t1));
+  }
   T* u = sw_.u().data();
   T* b = b_->data();
   sw_.fill_ghosts(u);

@@ -3,12 +3,14 @@
 //   * halo exchange: every Exchange ghost holds the neighbour's value (periodic wrap too);
 //   * equivalence: heat and Jacobi runs on every decomposition of the rank count (and the
 //     automatic one), 2D and 3D, every boundary type, uneven splits, float and double: the
-//     field at every output step is BITWISE equal to the single-rank run;
+//     field at every output step is BITWISE equal to the single-rank run (inputs over time too);
 //   * parallel HDF5 output (collective, and gathered to rank 0) holds the same steps, times
 //     and bits as the serial writer's file;
 //   * multigrid/mg-cg Poisson and implicit heat (coarse levels agglomerated on rank 0): every
 //     decomposition agrees with the single-rank run to 1e-8 (tolerance 1e-10), same cycle
-//     counts when every block halves evenly, within one otherwise.
+//     counts when every block halves evenly, within one otherwise (inputs over time too);
+//   * Jacobi and Anderson on a singular Poisson problem (compatible-mean): to 1e-7 of the
+//     single-rank run, zero mean.
 // Usage: heatsolve_mpi_tests <work-directory>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -219,6 +221,52 @@ std::vector<Case> cases() {
     c.source.type = ShapeType::Uniform;
     c.source.value = 3.0;
     out.push_back({"heat3d-materials", c});
+  }
+  {  // 2D, inputs over time (docs/deck.md "Time-varying inputs"): a dirichlet ramp, a neumann
+     // flux table, a Gaussian whose amplitude is a table (its separable form rescaled each
+     // step); time_block 3 must fall back to single steps on every rank
+    Config c = base_config(2, {31, 27, 1}, 120, Precision::Double);
+    const double T = c.end_time;
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.0},
+                        {BoundaryType::Dirichlet, 0.5},
+                        {BoundaryType::Neumann, 0.0},
+                        {BoundaryType::Dirichlet, -0.25}});
+    c.boundary_tables[0] = TimeTable({{0.0, 0.0}, {T / 2, 1.0}});
+    c.boundary_tables[2] = TimeTable({{T / 4, 0.0}, {T, -0.4}});
+    c.source.type = ShapeType::Gaussian;
+    c.source.width = 0.2;
+    c.source.center = {0.4, 0.5, 0};
+    c.source.amplitude_table = TimeTable({{0.0, 0.0}, {T / 3, 3.0}, {T, 1.0}});
+    c.source.amplitude = c.source.amplitude_table->at(0);
+    c.sources = {c.source};
+    out.push_back({"heat2d-tables", c});
+  }
+  {  // 3D float, materials by region with tables: a convective ambient, a heat flux (its flux
+     // in the stored source), and two source terms summed, one of them over time
+    Config c = base_config(3, {14, 12, 10}, 50, Precision::Float);
+    add_materials(c);
+    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
+                        {BoundaryType::HeatFlux, 0.7},
+                        {BoundaryType::Neumann, 0.0},
+                        {BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Dirichlet, 0.0},
+                        {BoundaryType::Neumann, 0.0}});
+    c.dt = 0.9 * stable_dt_materials(c);
+    c.end_time = c.dt * double(c.steps);
+    c.boundary_tables[0] = TimeTable({{0.0, 0.2}, {c.end_time, -0.5}});
+    c.boundary_tables[1] = TimeTable({{0.0, 0.7}, {c.end_time / 2, 2.0}});
+    Shape ramp;
+    ramp.type = ShapeType::Uniform;
+    ramp.value_table = TimeTable({{0.0, 1.0}, {c.end_time, 4.0}});
+    ramp.value = 1.0;
+    Shape box;
+    box.type = ShapeType::Box;
+    box.value = 2.0;
+    box.lower = {0.1, 0.3, 0.2};
+    box.upper = {0.6, 0.7, 0.9};
+    c.sources = {ramp, box};
+    c.source = ramp;
+    out.push_back({"heat3d-materials-tables", c});
   }
   return out;
 }
@@ -689,6 +737,13 @@ std::vector<Case> multigrid_cases() {
     c.scheme = TimeScheme::CrankNicolson;
     c.method = SolverMethod::MultigridCG;
     out.push_back({"crank-nicolson-mgcg3d", c});
+    // Inputs over time (docs/deck.md "Time-varying inputs"): the operator's faces at t_{n+1}
+    // on every rank, the source the mean of its values at t_n and t_{n+1}
+    c.method = SolverMethod::Multigrid;
+    c.boundary_tables[0] = TimeTable({{0.0, 0.4}, {c.end_time, 1.4}});
+    c.boundary_tables[4] = TimeTable({{0.0, 0.5}, {c.end_time / 2, -1.0}});
+    c.source.value_table = TimeTable({{0.0, 1.0}, {c.end_time, 3.0}});
+    out.push_back({"crank-nicolson3d-tables", c});
   }
   {  // materials by region: mg-cg Poisson and an implicit step, convective and heat-flux faces
     Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
@@ -799,6 +854,72 @@ void test_multigrid_equivalence() {
   }
 }
 
+// ---- Jacobi and Anderson on a singular problem ------------------------------------------
+
+// solver.singular: compatible-mean (docs/deck.md "Singular problems"): the source's shift and
+// the solution's mean are global reductions, in another order on every decomposition, so the
+// solution equals the serial one to the solver's tolerance (not bitwise), of zero mean.
+void test_singular_sweeps() {
+  const FaceBC P{BoundaryType::Periodic, 0.0};
+  for (SolverMethod method : {SolverMethod::Jacobi, SolverMethod::Anderson}) {
+    Config cfg = base_config(2, {16, 12, 1}, 0, Precision::Double);
+    cfg.problem = ProblemType::Poisson;
+    cfg.steps = 0;
+    cfg.end_time = 0;
+    cfg.tolerance = 1e-10;
+    cfg.max_iterations = 100000;
+    cfg.output_every = 0;
+    cfg.method = method;
+    cfg.singular = SingularPolicy::CompatibleMean;
+    cfg.boundary = faces({{BoundaryType::Neumann, 0.75}, {BoundaryType::Neumann, 0.0}, P, P});
+    cfg.source.type = ShapeType::Gaussian;
+    cfg.source.amplitude = 5.0;
+    cfg.source.width = 0.15;
+    cfg.source.center = {0.3, 0.5, 0.0};
+    const std::string name = fmt::format("{}2d-singular", to_string(method));
+    CaptureWriter ref;
+    if (g_rank == 0) {
+      RunContext sctx;
+      sctx.domain = serial_domain(cfg.grid(), cfg.boundary);
+      const RunResult r = run_any(cfg, sctx, {&ref});
+      CHECK(r.converged, "{}: serial run did not converge", name);
+    }
+    for (const auto& req : decompositions(cfg, g_size)) {
+      CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
+      MpiReducer reducer(dec.comm());
+      MpiHaloExchanger<float> ex_f(dec, cfg.halo);
+      MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+      RunContext ctx;
+      ctx.domain = dec.domain();
+      ctx.reducer = &reducer;
+      ctx.comm = dec.comm();
+      ctx.exchanger_f = &ex_f;
+      ctx.exchanger_d = &ex_d;
+      CaptureWriter cap;
+      const RunResult r = run_any(cfg, ctx, {&cap});
+      const std::string label =
+          fmt::format("{} np{} {}{}", name, g_size, dec.describe(), req[0] == 0 ? " (auto)" : "");
+      CHECK(r.converged, "{}: did not converge ({:.3e})", label, r.final_residual);
+      CHECK(!cap.steps.empty(), "{}: no output", label);
+      double diff = INFINITY, mean = INFINITY;
+      if (!cap.steps.empty()) {
+        const std::vector<double> global = gather_global(cap.steps.back(), cfg, dec.comm());
+        if (g_rank == 0) {
+          diff = max_relative_difference(global, ref.steps.back().data);
+          double sum = 0, top = 0;
+          for (double v : global) sum += v, top = std::max(top, std::abs(v));
+          mean = sum / double(global.size());
+          CHECK(diff <= 1e-7, "{}: max relative difference {:.3e} from the serial run", label,
+                diff);
+          CHECK(std::abs(mean) <= 1e-13 * top, "{}: mean {:.3e}", label, mean);
+        }
+      }
+      log(fmt::format("  {:<56} {} iterations, max rel. diff {:.1e}, mean {:.1e}", label, r.steps,
+                      diff, mean));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -831,6 +952,7 @@ int main(int argc, char** argv) {
     log("core/shell regions: done");
     test_equivalence();
     test_multigrid_equivalence();
+    test_singular_sweeps();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[rank %d] exception: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

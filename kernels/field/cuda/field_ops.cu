@@ -32,7 +32,55 @@ __global__ void combine_kernel(T* __restrict__ out, const CombineArgs<T> args, G
   }
 }
 
+__device__ __forceinline__ float mul_rn(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ double mul_rn(double a, double b) {
+  return __dmul_rn(a, b);
+}
+__device__ __forceinline__ float add_rn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double add_rn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+
+// combine_kernel's layout: one thread per x position of a row, grid-stride over rows.
+template <typename T>
+__global__ void fill_separable_kernel(T* __restrict__ out, GridDesc g, T offset, T scale,
+                                      const T* __restrict__ plane, const T* __restrict__ column) {
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const std::int64_t rows = std::int64_t(g.ny) * nz;
+  const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
+  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const int j = int(r % g.ny), k = g.dims == 3 ? int(r / g.ny) : 0;
+    const int p = g.dims == 3 ? k : j;  // the stream plane
+    const std::int64_t row = g.index(0, j, k);
+    const T c = column[p];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < g.nx; i += gridDim.x * blockDim.x) {
+      const std::int64_t idx = row + i;
+      out[idx] = add_rn(offset, mul_rn(scale, mul_rn(plane[idx - (p + 1) * ss], c)));
+    }
+  }
+}
+
 }  // namespace
+
+template <typename T>
+void launch_fill_separable(T* out, const GridDesc& g, T offset, T scale, const T* plane,
+                           const T* column, cudaStream_t stream) {
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const dim3 block(256);
+  const dim3 grid((g.nx + 255) / 256,
+                  unsigned(std::min<std::int64_t>(std::int64_t(g.ny) * nz, 65535)));
+  fill_separable_kernel<T><<<grid, block, 0, stream>>>(out, g, offset, scale, plane, column);
+  CUDA_CHECK_LAUNCH();
+}
+
+template void launch_fill_separable<float>(float*, const GridDesc&, float, float, const float*,
+                                           const float*, cudaStream_t);
+template void launch_fill_separable<double>(double*, const GridDesc&, double, double, const double*,
+                                            const double*, cudaStream_t);
 
 template <typename T>
 void launch_combine(T* out, const T* const* in, const double* coeffs, int count, const GridDesc& g,

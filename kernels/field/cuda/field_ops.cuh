@@ -16,4 +16,12 @@ template <typename T>
 void launch_combine(T* out, const T* const* in, const double* coeffs, int count, const GridDesc& g,
                     cudaStream_t stream);
 
+// The interior of `out` (ghosts untouched) from a separable source's form: at the cell idx of
+// stream plane k (z in 3D, y in 2D; ss that axis' stride)
+//   out[idx] = offset + scale * (plane[idx - (k + 1) ss] * column[k]),
+// each operation rounded (no FMA): separable_value()'s bits, as the sweeps generate it.
+template <typename T>
+void launch_fill_separable(T* out, const GridDesc& g, T offset, T scale, const T* plane,
+                           const T* column, cudaStream_t stream);
+
 }  // namespace heatsolve::cuda
