@@ -267,17 +267,32 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
 
 template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(FieldSpace<T> space) const {
+  return coarsened(std::move(space), {}, {});
+}
+
+template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(
+    FieldSpace<T> space, std::function<void(T*)> exchange,
+    const std::function<void(std::vector<double>&)>& exchange_double) const {
   if (!is_variable())
-    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_, {}, k_);
+    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_,
+                             std::move(exchange), k_);
   const GridDesc& gf = grid();
   const GridDesc& gc = space.grid();
   std::array<int, 3> r{1, 1, 1};
   for (int a = 0; a < gf.dims; ++a) r[a] = spacing(gc, a) != spacing(gf, a) ? 2 : 1;
   auto level = std::make_shared<ConductanceLevel>(coarsen(*arrays_.conductance, gc));
+  // The faces shared with neighbour ranks couple through the neighbours' resistances.
+  if (exchange_double)
+    for (std::vector<double>& half : level->half)
+      if (!half.empty()) exchange_double(half);
   wrap_periodic(*level, faces_);
   const std::vector<T> mass =
       arrays_.mass ? coarsen_cells(host_mass(), gf, gc, r) : std::vector<T>{};
-  return with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+  HelmholtzOperator op =
+      with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+  op.exchange_ = std::move(exchange);
+  return op;
 }
 
 template <typename T>
@@ -303,20 +318,18 @@ HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
   if (space.grid().dims == 3) a.wz = device(face_couplings(*level, exterior, 2));
   if (!mass.empty()) a.mass = to_device(b, mass);
   // A correction's face value with exterior value 0 is u_i R_ext / (R_in + R_ext): the mirror
-  // ghost through it is u_i (R_ext - R_in) / (R_ext + R_in), R_in the face's mean half.
+  // ghost through it is u_i (R_ext - R_in) / (R_ext + R_in), R_in the face's mean half (over
+  // the whole face: the blocks of a decomposed level that touch it add theirs; every rank
+  // takes part in each sum).
   BoundaryFaces interpolation = zero_values(faces);
   const GridDesc& g = level->g;
   for (int f = 0; f < 2 * g.dims; ++f) {
-    if (std::isnan(exterior[f])) continue;
-    if (std::isinf(exterior[f])) {
-      interpolation[f] = FaceBC{BoundaryType::Neumann, 0.0};
-      continue;
-    }
+    const bool coupled = !std::isnan(exterior[f]) && !std::isinf(exterior[f]);
     const int ax = f / 2;
     int hi[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
     hi[ax] = 1;
     double sum = 0, cells = 0;
-    for (int k = 0; k < hi[2]; ++k)
+    for (int k = 0; coupled && k < hi[2]; ++k)
       for (int j = 0; j < hi[1]; ++j)
         for (int i = 0; i < hi[0]; ++i) {
           int c[3] = {i, j, k};
@@ -325,6 +338,15 @@ HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
           sum += f % 2 == 0 ? level->lower(ax, idx) : level->upper(ax, idx);
           cells += 1;
         }
+    if (space.decomposed()) {
+      sum = space.sum_over_ranks(sum);
+      cells = space.sum_over_ranks(cells);
+    }
+    if (std::isnan(exterior[f])) continue;
+    if (std::isinf(exterior[f])) {
+      interpolation[f] = FaceBC{BoundaryType::Neumann, 0.0};
+      continue;
+    }
     const double r_in = sum / cells;
     interpolation[f] =
         FaceBC{BoundaryType::Robin, 0.0, (exterior[f] - r_in) / (exterior[f] + r_in)};

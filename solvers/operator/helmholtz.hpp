@@ -76,6 +76,14 @@ class HelmholtzOperator {
     return mode == BoundaryMode::Deck ? faces_ : zero_faces_;
   }
   bool exchanges() const { return bool(exchange_); }
+  // The hook that fills the ghosts of Exchange faces (unset: none), and a copy of this
+  // operator with another one (e.g. the same exchange, timed).
+  const std::function<void(T*)>& exchange_hook() const { return exchange_; }
+  HelmholtzOperator with_exchange(std::function<void(T*)> exchange) const {
+    HelmholtzOperator op = *this;
+    op.exchange_ = std::move(exchange);
+    return op;
+  }
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;
@@ -119,12 +127,21 @@ class HelmholtzOperator {
   // face's K/H^2 is the mean of the fine faces on it times (h/H)^2 along its normal, a coarse
   // cell's mass the mean of its children's.
   HelmholtzOperator coarsened(FieldSpace<T> space) const;
+  // The same on the coarser block `space` of a decomposed grid (a distributed multigrid
+  // level; its space sums over ranks): `exchange` fills its Exchange ghosts, and
+  // `exchange_double` the Exchange ghosts of a double field of the block, with which the
+  // coarsened resistances get their ghost ring from the neighbours (collective, like the
+  // boundary faces' mean resistances of a variable operator, summed over ranks).
+  HelmholtzOperator coarsened(
+      FieldSpace<T> space, std::function<void(T*)> exchange,
+      const std::function<void(std::vector<double>&)>& exchange_double) const;
   // Variable: the level's resistances (host) and its mass (host, empty for none).
   const ConductanceLevel& conductance() const { return *arrays_.conductance; }
   std::vector<T> host_mass() const;
   // The variable representation on `space` from a level's resistances (coarse levels on one
   // rank: the agglomerated global level), with `faces`' rules and exterior resistances, this
-  // operator's anchoring, no exchange; `mass` empty: none.
+  // operator's anchoring, no exchange; `mass` empty: none. A decomposed space makes it
+  // collective (the boundary faces' mean resistances are summed over ranks).
   HelmholtzOperator with_level(FieldSpace<T> space, std::shared_ptr<const ConductanceLevel> level,
                                const Exterior& exterior, const std::vector<T>& mass,
                                const BoundaryFaces& faces) const;
