@@ -71,6 +71,7 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
   const int rank = ctx.domain.rank;
   auto agg = std::make_unique<Agglomeration<T>>();
   if (reducer) agg->global_sum = [reducer](double v) { return reducer->sum(v); };
+  agg->overlap = cfg.overlap;
   const std::array<int, 6> peers = cartesian_neighbours(comm, ctx.domain);
   const bool variable = !cfg.material.uniform();
   std::shared_ptr<Backend<double>> host;  // the set-up exchange of double fields

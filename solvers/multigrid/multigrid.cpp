@@ -143,8 +143,11 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   } else {
     // Decomposed: the finest level's exchanges are timed too.
     fine_exchange_ = fine.exchange_hook();
-    levels_.push_back(make_level(
-        fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine, false));
+    HelmholtzOperator<T> finest =
+        fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine;
+    if (fine.split_exchange())
+      finest = finest.with_split_exchange(timed_split(0, fine.split_exchange()));
+    levels_.push_back(make_level(std::move(finest), false));
     // The distributed coarse levels: this rank's block of each, with the level's exchanger
     // and sums over ranks; variable coefficients get their ghost ring of resistances from the
     // neighbours (collective).
@@ -153,11 +156,18 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       const int l = int(i) + 1;
       levels_.back().ratio = dl.ratio;
       const FieldSpace<T> space(backend, dl.domain.local, agg_->global_sum);
-      levels_.push_back(
-          make_level(levels_.back().op.coarsened(
-                         space, [this, l](T* x) { exchange(l, x); }, dl.exchange_double),
-                     true));
+      HelmholtzOperator<T> op = levels_.back().op.coarsened(
+          space, [this, l](T* x) { exchange(l, x); }, dl.exchange_double);
       dl.exchange_double = nullptr;  // set-up only
+      if (agg_->overlap) {
+        HaloExchanger<T>* ex = dl.exchanger.get();
+        SplitExchange<T> split;
+        split.begin = [ex, &backend](T* x) { ex->begin(backend, x); };
+        split.send = [ex, &backend] { ex->send(backend); };
+        split.finish = [ex, &backend](T* x) { ex->finish(backend, x); };
+        op = op.with_split_exchange(timed_split(l, std::move(split)));
+      }
+      levels_.push_back(make_level(std::move(op), true));
     }
     // This rank's block of the gathered level (restricted into, and the correction's block
     // with one ghost layer); the last distributed level itself when its blocks do not halve.
@@ -450,6 +460,32 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   }
   PhaseTimer<T> t(backend, timing_.transfer);
   backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
+}
+
+template <typename T>
+SplitExchange<T> Multigrid<T>::timed_split(int l, SplitExchange<T> inner) {
+  auto in = std::make_shared<SplitExchange<T>>(std::move(inner));
+  const auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  SplitExchange<T> s;
+  s.begin = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->begin(x);
+    timing_.exchange[l] += since(t0);
+  };
+  s.send = [this, l, in, since] {
+    const auto t0 = Clock::now();
+    in->send();
+    timing_.exchange[l] += since(t0);
+  };
+  s.finish = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->finish(x);
+    timing_.exchange[l] += since(t0);
+    ++timing_.exchanges[l];
+  };
+  return s;
 }
 
 // Fills the Exchange ghosts of x on level l. The device is synchronised first, so that the

@@ -98,6 +98,9 @@ class Multigrid : public Preconditioner<T> {
   void agglomerated_correction(int l, T* x, MultigridCycle type);
   // Fills the Exchange ghosts of x on level l (timed).
   void exchange(int l, T* x);
+  // Level l's exchange in split form (sweeps overlapping it), timed: the host's time in the
+  // calls, while the device computes the sweep's core.
+  SplitExchange<T> timed_split(int l, SplitExchange<T> inner);
   int last_distributed() const { return int(levels_.size()) - 2; }
 
   MultigridSettings settings_;

@@ -226,16 +226,48 @@ void HelmholtzOperator<T>::fill(T* x, BoundaryMode mode) const {
 }
 
 template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::with_split_exchange(SplitExchange<T> split) const {
+  HelmholtzOperator op = *this;
+  op.split_ = std::move(split);
+  op.core_ = exchange_core_range(grid(), faces_);
+  op.shell_ = shell_ranges(grid(), op.core_);
+  return op;
+}
+
+template <typename T>
+bool HelmholtzOperator<T>::sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
+                                       const CellRange* r) const {
+  CellRange all;
+  all.hi = {grid().nx, grid().ny, grid().dims == 3 ? grid().nz : 1};
+  if (form.variable) {
+    backend().stencil_variable(x, out, f, grid(), form.v, r ? *r : all);
+    return true;
+  }
+  if (!r) {
+    backend().stencil(x, out, f, grid(), form.c);
+    return true;
+  }
+  return backend().stencil_region(x, out, f, grid(), form.c, *r);
+}
+
+template <typename T>
 void HelmholtzOperator<T>::sweep(T* x, T* out, const T* f, const SweepForm<T>& form,
                                  BoundaryMode mode) const {
-  fill(x, mode);
-  if (form.variable) {
-    CellRange all;
-    all.hi = {grid().nx, grid().ny, grid().dims == 3 ? grid().nz : 1};
-    backend().stencil_variable(x, out, f, grid(), form.v, all);
-  } else {
-    backend().stencil(x, out, f, grid(), form.c);
+  if (!split_) {
+    fill(x, mode);
+    sweep_cells(x, out, f, form, nullptr);
+    return;
   }
+  // The physical ghosts depend on interior cells only; the Exchange ghosts travel while the
+  // core is swept.
+  backend().apply_boundary(x, grid(), faces(mode));
+  split_.begin(x);
+  const bool core = sweep_cells(x, out, f, form, &core_);
+  split_.send();
+  split_.finish(x);
+  bool shell = core;
+  for (const CellRange& r : shell_) shell = shell && sweep_cells(x, out, f, form, &r);
+  if (!shell) sweep_cells(x, out, f, form, nullptr);  // the same bits, all at once
 }
 
 template <typename T>

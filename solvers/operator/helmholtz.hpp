@@ -31,6 +31,17 @@ namespace heatsolve {
 
 enum class BoundaryMode { Deck, Homogeneous };
 
+// A halo exchange in its split form (HaloExchanger::begin/send/finish, solvers/parallel/
+// domain.hpp), so that a sweep computes the cells that read no Exchange ghost while its
+// input's halos travel (execution.overlap).
+template <typename T>
+struct SplitExchange {
+  std::function<void(T*)> begin;   // posts receives, queues packing x's boundary layers
+  std::function<void()> send;      // waits for the packing alone, sends
+  std::function<void(T*)> finish;  // waits for the messages, queues unpacking into x's ghosts
+  explicit operator bool() const { return bool(begin); }
+};
+
 // One sweep of either representation.
 template <typename T>
 struct SweepForm {
@@ -84,6 +95,14 @@ class HelmholtzOperator {
     op.exchange_ = std::move(exchange);
     return op;
   }
+  // The exchange split (unset: none), and a copy of this operator whose sweeps overlap it:
+  // x's physical ghosts filled, its halos begun, the core (cells one layer in from Exchange
+  // faces) swept, the halos finished, then the shell; each point's arithmetic is a whole
+  // sweep's, so the bits are the same. Where the backend cannot sweep the core alone (CUDA,
+  // constant coefficients: only slabs of the slowest axis) the exchange completes and the
+  // whole sweep runs.
+  const SplitExchange<T>& split_exchange() const { return split_; }
+  HelmholtzOperator with_split_exchange(SplitExchange<T> split) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;
@@ -149,12 +168,19 @@ class HelmholtzOperator {
  private:
   HelmholtzOperator() = default;
   void set_faces(const BoundaryFaces& kernel_faces);
+  // out = form(x) on the cells of r (all cells: r null); false where the backend cannot
+  // restrict this form's sweep to r (nothing done then).
+  bool sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
+                   const CellRange* r) const;
 
   FieldSpace<T> space_{};
   BoundaryFaces deck_faces_{}, faces_{}, zero_faces_{}, interpolation_faces_{};
   double sigma_ = 0, alpha_ = 1, diag_ = 0, k_ = 1;
   bool anchored_ = false;
   std::function<void(T*)> exchange_;
+  SplitExchange<T> split_;
+  CellRange core_;                // split_: the cells that read no Exchange ghost
+  std::vector<CellRange> shell_;  // and the others
   OperatorArrays<T> arrays_;
 };
 

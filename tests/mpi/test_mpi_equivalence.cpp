@@ -875,7 +875,10 @@ void test_multigrid_equivalence() {
       ctx.exchanger_f = &ex_f;
       ctx.exchanger_d = &ex_d;
       CaptureWriter cap;
-      const RunResult r = run_any(cfg, ctx, {&cap});
+      // Alternate sweeps that overlap their halos with their core and plain ones.
+      Config run_cfg = cfg;
+      run_cfg.overlap = di % 2 == 1;
+      const RunResult r = run_any(run_cfg, ctx, {&cap});
       unsetenv("HEATSOLVE_TEST_MG_ROOT");
       // Does every block halve evenly along the axes the global grid halves?
       std::array<int, 3> ratio{};
@@ -885,8 +888,9 @@ void test_multigrid_equivalence() {
         uneven |=
             ctx.domain.block.offset[a] % ratio[a] != 0 || ctx.domain.block.count[a] % ratio[a] != 0;
       MPI_Allreduce(MPI_IN_PLACE, &uneven, 1, MPI_INT, MPI_MAX, dec.comm());
-      const std::string label = fmt::format("{} np{} {}{}", cs.name, g_size, dec.describe(),
-                                            req[0] == 0 ? " (auto)" : "");
+      const std::string label =
+          fmt::format("{} np{} {}{}{}", cs.name, g_size, dec.describe(),
+                      req[0] == 0 ? " (auto)" : "", run_cfg.overlap ? " overlap" : "");
       // How many levels stayed distributed, and where the rest went.
       std::string placement = "serial";
       if (r.multigrid.contains("decomposed")) {
