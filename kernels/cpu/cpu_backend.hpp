@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -69,6 +70,13 @@ class CpuBackend final : public Backend<T> {
   void stencil_variable(const T* u, T* out, const T* f, const GridDesc& g,
                         const VariableCoeffs<T>& c, const CellRange& r) override {
     cpu_stencil_variable(u, out, f, g, c, r);
+  }
+  // Under HEATSOLVE_TEST_CPU_PLANE_PASSES split sweeps take the face rules per region (the
+  // base class's ghost fill, then the region) as the GPU's do, so that the CPU MPI suite runs
+  // that schedule too; otherwise they fill the ghosts once.
+  bool region_rules_in_sweep() const override {
+    static const bool emulate = std::getenv("HEATSOLVE_TEST_CPU_PLANE_PASSES") != nullptr;
+    return emulate;
   }
   // Unsupported (one lane: nothing to overlap), except under HEATSOLVE_TEST_CPU_PLANE_PASSES,
   // a test hook that emulates the pass by single sweeps over the planes the range depends on,

@@ -253,21 +253,44 @@ bool HelmholtzOperator<T>::sweep_cells(const T* x, T* out, const T* f, const Swe
 template <typename T>
 void HelmholtzOperator<T>::sweep(T* x, T* out, const T* f, const SweepForm<T>& form,
                                  BoundaryMode mode) const {
+  sweep_exchanged(x, out, f, form, mode, false);
+}
+
+template <typename T>
+void HelmholtzOperator<T>::sweep_exchanged(T* x, T* out, const T* f, const SweepForm<T>& form,
+                                           BoundaryMode mode, bool rules_in_sweep) const {
+  const BoundaryFaces& bc = faces(mode);
+  const bool in_sweep = rules_in_sweep && !form.variable;
+  const auto whole = [&] {
+    if (in_sweep)
+      backend().stencil_with_boundary(x, out, f, grid(), form.c, bc);
+    else
+      sweep_cells(x, out, f, form, nullptr);
+  };
   if (!split_) {
-    fill(x, mode);
-    sweep_cells(x, out, f, form, nullptr);
+    if (in_sweep) {
+      if (exchange_) exchange_(x);
+    } else {
+      fill(x, mode);
+    }
+    whole();
     return;
   }
   // The physical ghosts depend on interior cells only; the Exchange ghosts travel while the
   // core is swept.
-  backend().apply_boundary(x, grid(), faces(mode));
+  const bool region_rules = in_sweep && backend().region_rules_in_sweep();
+  const auto part = [&](const CellRange& r) {
+    return region_rules ? backend().stencil_region_with_boundary(x, out, f, grid(), form.c, bc, r)
+                        : sweep_cells(x, out, f, form, &r);
+  };
+  if (!region_rules) backend().apply_boundary(x, grid(), bc);
   split_.begin(x);
-  const bool core = sweep_cells(x, out, f, form, &core_);
+  const bool core = part(core_);
   split_.send();
   split_.finish(x);
   bool shell = core;
-  for (const CellRange& r : shell_) shell = shell && sweep_cells(x, out, f, form, &r);
-  if (!shell) sweep_cells(x, out, f, form, nullptr);  // the same bits, all at once
+  for (const CellRange& r : shell_) shell = shell && part(r);
+  if (!shell) whole();  // the same bits, all at once
 }
 
 template <typename T>
@@ -291,7 +314,7 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
     if (!exchange_ && !form.variable) {
       backend().stencil_with_boundary(*cur, *other, f, grid(), form.c, faces(mode));
     } else {
-      sweep(*cur, *other, f, form, mode);
+      sweep_exchanged(*cur, *other, f, form, mode, true);
     }
     std::swap(*cur, *other);
   }

@@ -136,8 +136,9 @@ class HelmholtzOperator {
   void apply(T* x, T* y, BoundaryMode mode) const;
   // `weights.size()`-cycled weighted Jacobi sweeps from *cur (sweep s takes weights[s], or
   // weights[sweeps - 1 - s] when `reverse`); the iterate alternates between *cur and *other
-  // and *cur holds it on return. Without an exchange the backend may apply the face rules
-  // inside the sweep (whatever reads the iterate's ghosts later fills them).
+  // and *cur holds it on return. The backend may apply the face rules inside the sweep
+  // (whatever reads the iterate's ghosts later fills them), with an exchange too once the
+  // Exchange ghosts are in memory.
   void smooth(T** cur, T** other, const T* f, const std::vector<double>& weights, int sweeps,
               bool reverse, BoundaryMode mode) const;
 
@@ -172,6 +173,11 @@ class HelmholtzOperator {
   // restrict this form's sweep to r (nothing done then).
   bool sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
                    const CellRange* r) const;
+  // sweep(); with rules_in_sweep (the smoother: whatever reads x's ghosts later fills them)
+  // a constant form may take the face rules inside the sweep (Backend::stencil_with_boundary
+  // and stencil_region_with_boundary) instead of a ghost-fill pass.
+  void sweep_exchanged(T* x, T* out, const T* f, const SweepForm<T>& form, BoundaryMode mode,
+                       bool rules_in_sweep) const;
 
   FieldSpace<T> space_{};
   BoundaryFaces deck_faces_{}, faces_{}, zero_faces_{}, interpolation_faces_{};
