@@ -19,6 +19,10 @@ struct MultigridSettings {
   int pre_sweeps = 3, post_sweeps = 3;
   Prolongation prolongation = Prolongation::Linear;
   double coarse_tolerance = 1e-10;  // relative residual of the coarsest level's CG solve
+  // Decomposed grids: coarse levels stay distributed over the ranks (each keeps its block)
+  // while they have at least this many cells in all; the first smaller one is gathered and
+  // solved, with everything coarser, on every rank (0: distributed as far as blocks halve).
+  long long agglomerate_below = 262144;  // 64^3
 };
 
 }  // namespace heatsolve

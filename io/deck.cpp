@@ -1445,9 +1445,9 @@ void read_solver(const DeckNode& n, Config& cfg) {
   // needed 45 iterations on a 64^3 sphere of k 1000 in k 1, with constant ones 16 (docs/deck.md).
   if (!cfg.material.uniform()) cfg.multigrid.prolongation = Prolongation::Constant;
   if (const DeckNode* mg = v.get("multigrid")) {
-    const MapView mv(
-        *mg, v.path("multigrid"),
-        {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation", "coarse_tolerance"});
+    const MapView mv(*mg, v.path("multigrid"),
+                     {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation",
+                      "coarse_tolerance", "agglomerate_below"});
     MultigridSettings& s = cfg.multigrid;
     s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
       return choice(e, w, {MultigridCycle::V, MultigridCycle::F});
@@ -1469,6 +1469,10 @@ void read_solver(const DeckNode& n, Config& cfg) {
           return choice(e, w, {Prolongation::Linear, Prolongation::Constant});
         });
     s.coarse_tolerance = mv.optional("coarse_tolerance", s.coarse_tolerance, fraction);
+    s.agglomerate_below = mv.optional("agglomerate_below", s.agglomerate_below,
+                                      [](const DeckNode& e, const std::string& w) {
+                                        return static_cast<long long>(nonnegative_integer(e, w));
+                                      });
   }
 }
 

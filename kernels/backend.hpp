@@ -127,6 +127,22 @@ class Backend {
     return false;
   }
 
+  // stencil_with_boundary() restricted to the cells of `r`: bc's rules on the faces of the
+  // grid that r reaches, u read from memory across r's other sides and across Exchange faces
+  // (apply_boundary() followed by stencil_region(), bit for bit; the backend may apply the
+  // rules inside the sweep instead, leaving u's ghosts there unwritten). Returns false where
+  // the backend cannot restrict a sweep (u's ghosts may have been filled).
+  virtual bool stencil_region_with_boundary(T* u, T* out, const T* f, const GridDesc& g,
+                                            const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                                            const CellRange& r) {
+    apply_boundary(u, g, bc);
+    return stencil_region(u, out, f, g, c, r);
+  }
+  // True where stencil_region_with_boundary() costs no ghost-fill pass of the whole grid
+  // (the rules in the sweep, or a fill of the region's layers), so that a sweep split into
+  // regions takes it for each; false: callers fill the ghosts once and take stencil_region().
+  virtual bool region_rules_in_sweep() const { return false; }
+
   // ---- Variable coefficients (kernels/stencil/variable.hpp) ---------------------------------
   // out = the form of c applied to u, on the cells of r (u's ghosts filled first; f may be
   // null). Every backend computes the same bits.

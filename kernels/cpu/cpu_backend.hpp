@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -74,6 +75,13 @@ class CpuBackend final : public Backend<T> {
   // whose strength changes over time is refilled in place (one pass, no staging copy).
   void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) override;
   bool rescale_source(T* field, const GridDesc& g, T offset, T scale) override;
+  // Under HEATSOLVE_TEST_CPU_PLANE_PASSES split sweeps take the face rules per region (the
+  // base class's ghost fill, then the region) as the GPU's do, so that the CPU MPI suite runs
+  // that schedule too; otherwise they fill the ghosts once.
+  bool region_rules_in_sweep() const override {
+    static const bool emulate = std::getenv("HEATSOLVE_TEST_CPU_PLANE_PASSES") != nullptr;
+    return emulate;
+  }
   // Unsupported (one lane: nothing to overlap), except under HEATSOLVE_TEST_CPU_PLANE_PASSES,
   // a test hook that emulates the pass by single sweeps over the planes the range depends on,
   // so that the CPU MPI suite runs the overlapped deep-halo schedule (Simulation::deep_pass).

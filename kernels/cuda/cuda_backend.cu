@@ -279,6 +279,34 @@ class CudaBackend final : public Backend<T> {
     return true;
   }
 
+  // The same slab view with the face rules: along the slab's axis, a side inside the grid
+  // reads the next layer from memory (Exchange); the grid's own faces keep bc's rules, which
+  // 2.5d-tma applies in the sweep (no ghost-fill pass) and the other variants in a ghost fill
+  // of the view's layers.
+  bool stencil_region_with_boundary(T* u, T* out, const T* f, const GridDesc& g,
+                                    const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                                    const CellRange& r) override {
+    const bool three_d = g.dims == 3;
+    if (r.lo[0] != 0 || r.hi[0] != g.nx) return false;
+    if (three_d && (r.lo[1] != 0 || r.hi[1] != g.ny)) return false;
+    if (r.empty()) return true;
+    const Choice& ch = choose(g, f != nullptr);  // tuned for the whole grid; views never are
+    const int ax = three_d ? 2 : 1;
+    const int n = three_d ? g.nz : g.ny;
+    const std::int64_t stride = three_d ? g.stride_z() : g.stride_y();
+    GridDesc view = g;
+    (three_d ? view.nz : view.ny) = r.hi[ax] - r.lo[ax];
+    BoundaryFaces rules = bc;
+    if (r.lo[ax] > 0) rules[2 * ax] = FaceBC{BoundaryType::Exchange, 0.0};
+    if (r.hi[ax] < n) rules[2 * ax + 1] = FaceBC{BoundaryType::Exchange, 0.0};
+    const std::int64_t shift = r.lo[ax] * stride;
+    step_with_boundary(ch.variant, ch.shape, u + shift, out + shift,
+                       source_ref(f, g).from_plane(r.lo[ax], stride), view, c, rules);
+    return true;
+  }
+
+  bool region_rules_in_sweep() const override { return true; }
+
   // Norms through the reduction ladder's fastest (modern) rung: deterministic, double
   // accumulation, one double copied back.
   double reduce(const T* u, const GridDesc& g, ReduceOp op) override {

@@ -1,81 +1,168 @@
 #include "solvers/multigrid/agglomeration.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/solver.hpp"
+#ifdef HEATSOLVE_HAVE_MPI
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/halo_exchange.hpp"
+#endif
 
 namespace heatsolve {
 
 namespace {
 
-double max_over_ranks(const RunContext& ctx, double v) {
-  return ctx.reducer ? ctx.reducer->max(v) : v;
+#ifdef HEATSOLVE_HAVE_MPI
+// A distributed level's blocks are at least this many cells along every axis (smaller ones
+// would exchange halos for almost no work).
+constexpr int kMinBlockCells = 4;
+// A gathered level of at most this many cells is solved by every rank (allgather); larger
+// ones (the finest level, when blocks do not halve) by rank 0 alone, which keeps one copy.
+constexpr double kRedundantCells = double(1 << 21);
+// Tags of the distributed levels' exchangers: kLevelTagBase + kLevelTagStride * level + face
+// (the run's exchanger: 0-5, deep halos: 100-105, IPC handshakes: 1000 and up).
+constexpr int kLevelTagBase = 200;
+constexpr int kLevelTagStride = 8;
+constexpr int kMaxDistributedLevels = (1000 - kLevelTagBase) / kLevelTagStride - 1;
+
+int extent(const GridDesc& g, int a) {
+  return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
 }
 
-#ifdef HEATSOLVE_HAVE_MPI
+// The block of the next coarser level (ratio per axis) of a block that halves evenly.
+Domain coarser_domain(const Domain& d, const GridDesc& global_coarse,
+                      const std::array<int, 3>& ratio) {
+  Domain c = d;
+  c.global = global_coarse;
+  c.local = global_coarse;
+  for (int a = 0; a < 3; ++a) {
+    c.block.offset[a] = d.block.offset[a] / ratio[a];
+    c.block.count[a] = d.block.count[a] / ratio[a];
+  }
+  c.local.nx = c.block.count[0];
+  c.local.ny = c.block.count[1];
+  c.local.nz = global_coarse.dims == 3 ? c.block.count[2] : 1;
+  return c;
+}
+
+bool halves_evenly(const Domain& d, const std::array<int, 3>& ratio) {
+  bool even = ratio != std::array<int, 3>{1, 1, 1};
+  for (int a = 0; a < d.global.dims; ++a)
+    even = even && d.block.offset[a] % ratio[a] == 0 && d.block.count[a] % ratio[a] == 0;
+  return even;
+}
+
 template <typename T>
-std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, BackendKind kind,
-                                                     const BoundaryFaces& global_faces,
-                                                     const GridDesc& global_coarse) {
+std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, const Config& cfg) {
   const MPI_Comm comm = ctx.comm;
   if (comm == MPI_COMM_NULL)
     throw std::logic_error("decomposed multigrid run without RunContext::comm");
-  const Domain& domain = ctx.domain;
-  const int size = domain.size;
-  const int rank = domain.rank;
-  // Every rank's block of the coarse grid; the plan checked that each halves evenly.
-  const GridDesc& gf = domain.global;
-  const std::array<int, 3> ratio{gf.nx / global_coarse.nx, gf.ny / global_coarse.ny,
-                                 gf.dims == 3 ? gf.nz / global_coarse.nz : 1};
-  std::array<int, 6> mine{};
-  for (int a = 0; a < 3; ++a) {
-    mine[a] = domain.block.offset[a] / ratio[a];
-    mine[3 + a] = domain.block.count[a] / ratio[a];
-  }
-  std::vector<int> all(6 * std::size_t(size));
-  MPI_Allgather(mine.data(), 6, MPI_INT, all.data(), 6, MPI_INT, comm);
+  const Reducer* reducer = ctx.reducer;
+  const auto all = [reducer](bool mine) {  // true on every rank
+    return !reducer || reducer->max(mine ? 0.0 : 1.0) == 0;
+  };
+  const int size = ctx.domain.size;
+  const int rank = ctx.domain.rank;
   auto agg = std::make_unique<Agglomeration<T>>();
-  agg->global_coarse = global_coarse;
-  agg->root = rank == 0;
-  if (agg->root) {
+  if (reducer) agg->global_sum = [reducer](double v) { return reducer->sum(v); };
+  agg->overlap = cfg.overlap;
+  const std::array<int, 6> peers = cartesian_neighbours(comm, ctx.domain);
+  const bool variable = !cfg.material.uniform();
+  std::shared_ptr<Backend<double>> host;  // the set-up exchange of double fields
+  if (variable) host = make_backend<double>(BackendKind::Cpu, BackendOptions{});
+
+  // Walk down the global hierarchy while the blocks halve evenly and the levels are large;
+  // the first level that is not distributed is gathered (the last distributed one itself when
+  // its blocks do not halve).
+  Domain level = ctx.domain;
+  for (;;) {
+    std::array<int, 3> ratio{};
+    const GridDesc coarse = coarsen(level.global, &ratio);
+    if (!all(halves_evenly(level, ratio))) {
+      agg->global_coarse = level.global;
+      agg->block = level.block;
+      agg->ratio = {1, 1, 1};
+      break;
+    }
+    const Domain next = coarser_domain(level, coarse, ratio);
+    std::array<int, 3> next_ratio{};
+    coarsen(coarse, &next_ratio);
+    int thinnest = extent(next.local, 0);
+    for (int a = 1; a < coarse.dims; ++a) thinnest = std::min(thinnest, extent(next.local, a));
+    const bool distribute =
+        double(coarse.interior_size()) >= double(cfg.multigrid.agglomerate_below) &&
+        next_ratio != std::array<int, 3>{1, 1, 1} &&  // the coarsest level is solved whole
+        int(agg->levels.size()) < kMaxDistributedLevels;
+    if (!distribute || !all(thinnest >= kMinBlockCells)) {
+      agg->global_coarse = coarse;
+      agg->block = next.block;
+      agg->ratio = ratio;
+      break;
+    }
+    DistributedLevel<T> dl;
+    dl.domain = next;
+    dl.ratio = ratio;
+    const int tag = kLevelTagBase + kLevelTagStride * int(agg->levels.size() + 1);
+    dl.exchanger = std::make_unique<MpiHaloExchanger<T>>(comm, peers, next, cfg.halo, tag);
+    if (variable) {
+      auto ex = std::make_shared<MpiHaloExchanger<double>>(comm, peers, next, HaloMode::Auto, tag);
+      dl.exchange_double = [ex, host](std::vector<double>& v) { ex->exchange(*host, v.data()); };
+    }
+    agg->levels.push_back(std::move(dl));
+    level = next;
+  }
+
+  const GridDesc& gc = agg->global_coarse;
+  // HEATSOLVE_TEST_MG_ROOT=1: rank 0 solves whatever the size (tests of that path).
+  const char* root_only = std::getenv("HEATSOLVE_TEST_MG_ROOT");
+  agg->redundant = double(gc.interior_size()) <= kRedundantCells &&
+                   !(root_only && std::string(root_only) == "1");
+  agg->root = agg->redundant || rank == 0;
+  if (rank == 0 && !agg->redundant) {
     BackendOptions opts = ctx.backend_options;
     opts.agree_timings = nullptr;
-    agg->backend = make_backend<T>(kind, opts);
+    agg->backend = make_backend<T>(cfg.backend, opts);
   }
   for (int f = 0; f < 6; ++f)
-    agg->global_zero_faces[f] = {global_faces[f].type, 0.0, global_faces[f].coeff};
+    agg->global_zero_faces[f] = {cfg.boundary[f].type, 0.0, cfg.boundary[f].coeff};
+
+  // Every rank's block of the gathered level.
+  std::array<int, 6> mine{};
+  for (int a = 0; a < 3; ++a) {
+    mine[a] = agg->block.offset[a];
+    mine[3 + a] = agg->block.count[a];
+  }
+  std::vector<int> blocks(6 * std::size_t(size));
+  MPI_Allgather(mine.data(), 6, MPI_INT, blocks.data(), 6, MPI_INT, comm);
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
-  // Blocks travel as their padded local arrays (one ghost layer); rank 0 copies each into or
-  // out of the global padded array. Coarse levels are small: simplicity over bandwidth.
-  const auto local_grid = [all, global_coarse](int r) {
-    GridDesc g = global_coarse;
-    g.nx = all[6 * r + 3];
-    g.ny = all[6 * r + 4];
-    g.nz = global_coarse.dims == 3 ? all[6 * r + 5] : 1;
+  // Blocks travel as their padded local arrays (one ghost layer); the solving ranks copy each
+  // into or out of the global padded array. Gathered levels are small: simplicity over
+  // bandwidth.
+  const auto local_grid = [blocks, gc](int r) {
+    GridDesc g = gc;
+    g.nx = blocks[6 * r + 3];
+    g.ny = blocks[6 * r + 4];
+    g.nz = gc.dims == 3 ? blocks[6 * r + 5] : 1;
     return g;
   };
-  // face_axis >= 0 (into the global grid only): the upper face along that axis too, for the
-  // blocks at the global grid's upper end.
-  const auto copy_block = [all, global_coarse, local_grid](int r, auto* local, auto* global,
-                                                           bool to_global, int face_axis = -1) {
+  const auto copy_block = [blocks, gc, local_grid](int r, auto* local, auto* global,
+                                                   bool to_global) {
     const GridDesc lg = local_grid(r);
-    const GridDesc& gg = global_coarse;
-    const bool d3 = gg.dims == 3;
-    const int o[3] = {all[6 * r], all[6 * r + 1], d3 ? all[6 * r + 2] : 0};
+    const bool d3 = gc.dims == 3;
+    const int o[3] = {blocks[6 * r], blocks[6 * r + 1], d3 ? blocks[6 * r + 2] : 0};
     // Interior only into the global grid; interior plus one ghost layer out of it.
     const int lo = to_global ? 0 : -1;
-    const int n[3] = {lg.nx, lg.ny, lg.nz};
-    const int gn[3] = {gg.nx, gg.ny, gg.nz};
-    int up[3] = {0, 0, 0};
-    if (face_axis >= 0 && o[face_axis] + n[face_axis] == gn[face_axis]) up[face_axis] = 1;
-    for (int k = d3 ? lo : 0; k < (d3 ? lg.nz - lo + up[2] : 1); ++k)
-      for (int j = lo; j < lg.ny - lo + up[1]; ++j)
-        for (int i = lo; i < lg.nx - lo + up[0]; ++i) {
+    for (int k = d3 ? lo : 0; k < (d3 ? lg.nz - lo : 1); ++k)
+      for (int j = lo; j < lg.ny - lo; ++j)
+        for (int i = lo; i < lg.nx - lo; ++i) {
           auto& l = local[lg.index(i, j, k)];
-          auto& g = global[gg.index(o[0] + i, o[1] + j, o[2] + k)];
+          auto& g = global[gc.index(o[0] + i, o[1] + j, o[2] + k)];
           if (to_global)
             g = l;
           else
@@ -89,29 +176,28 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, Back
     displs[r] = total;
     total += counts[r];
   }
+  const bool redundant = agg->redundant;
   auto buffer = std::make_shared<std::vector<T>>(agg->root ? std::size_t(total) : 0);
-  agg->gather = [=](const std::vector<T>& local, std::vector<T>& global) {
-    MPI_Gatherv(local.data(), int(local.size()), type, buffer->data(), counts.data(), displs.data(),
-                type, 0, comm);
-    if (rank != 0) return;
-    for (int r = 0; r < size; ++r) copy_block(r, buffer->data() + displs[r], global.data(), true);
-  };
-  agg->gather_faces = [=](const std::vector<T>& local, std::vector<T>& global, int axis) {
-    std::vector<T> staged(rank == 0 ? std::size_t(total) : 0);
-    MPI_Gatherv(local.data(), int(local.size()), type, staged.data(), counts.data(), displs.data(),
-                type, 0, comm);
-    if (rank != 0) return;
-    for (int r = 0; r < size; ++r)
-      copy_block(r, staged.data() + displs[r], global.data(), true, axis);
-  };
-  agg->gather_double = [=](const std::vector<double>& local, std::vector<double>& global) {
-    std::vector<double> staged(rank == 0 ? std::size_t(total) : 0);
-    MPI_Gatherv(local.data(), int(local.size()), MPI_DOUBLE, staged.data(), counts.data(),
-                displs.data(), MPI_DOUBLE, 0, comm);
-    if (rank != 0) return;
+  // Into `staged` on the solving ranks, then each block into `global`.
+  const auto collect = [=](const auto& local, auto& staged, auto& global, MPI_Datatype t) {
+    if (redundant)
+      MPI_Allgatherv(local.data(), int(local.size()), t, staged.data(), counts.data(),
+                     displs.data(), t, comm);
+    else
+      MPI_Gatherv(local.data(), int(local.size()), t, staged.data(), counts.data(), displs.data(),
+                  t, 0, comm);
+    if (!redundant && rank != 0) return;
     for (int r = 0; r < size; ++r) copy_block(r, staged.data() + displs[r], global.data(), true);
   };
+  agg->gather = [=](const std::vector<T>& local, std::vector<T>& global) {
+    collect(local, *buffer, global, type);
+  };
+  agg->gather_double = [=](const std::vector<double>& local, std::vector<double>& global) {
+    std::vector<double> staged(redundant || rank == 0 ? std::size_t(total) : 0);
+    collect(local, staged, global, MPI_DOUBLE);
+  };
   agg->scatter = [=](const std::vector<T>& global, std::vector<T>& local) {
+    if (redundant) throw std::logic_error("agglomeration: a redundant solve scatters nothing");
     if (rank == 0)
       for (int r = 0; r < size; ++r)
         copy_block(r, buffer->data() + displs[r], const_cast<T*>(global.data()), false);
@@ -125,33 +211,19 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, Back
 }  // namespace
 
 template <typename T>
-std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, BackendKind kind,
-                                                     const BoundaryFaces& global_faces) {
-  const Domain& domain = ctx.domain;
-  if (domain.size <= 1) return nullptr;
-  // The first coarse level is distributed when every rank's block halves evenly along the
-  // axes the global grid halves (same decision on every rank); otherwise the finest residual
-  // itself is gathered (ratio 1).
-  std::array<int, 3> ratio{};
-  GridDesc gc = coarsen(domain.global, &ratio);
-  bool even = true;
-  for (int a = 0; a < domain.local.dims; ++a)
-    even =
-        even && (domain.block.offset[a] % ratio[a] == 0 && domain.block.count[a] % ratio[a] == 0);
-  if (max_over_ranks(ctx, even ? 0.0 : 1.0) > 0) gc = domain.global;
+std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg) {
+  if (ctx.domain.size <= 1) return nullptr;
 #ifdef HEATSOLVE_HAVE_MPI
-  return make_agglomeration<T>(ctx, kind, global_faces, gc);
+  return make_agglomeration<T>(ctx, cfg);
 #else
-  (void)kind, (void)global_faces;
+  (void)cfg;
   throw std::logic_error("decomposed multigrid run in a build without MPI");
 #endif
 }
 
 template std::unique_ptr<Agglomeration<float>> plan_agglomeration<float>(const RunContext&,
-                                                                         BackendKind,
-                                                                         const BoundaryFaces&);
+                                                                         const Config&);
 template std::unique_ptr<Agglomeration<double>> plan_agglomeration<double>(const RunContext&,
-                                                                           BackendKind,
-                                                                           const BoundaryFaces&);
+                                                                           const Config&);
 
 }  // namespace heatsolve

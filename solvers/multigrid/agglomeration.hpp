@@ -1,44 +1,71 @@
-// The coarse levels of a decomposed multigrid: the first coarse level stays distributed
-// (each rank restricts its own block) when every block halves evenly, and is then gathered
-// onto rank 0, which solves the coarser levels alone and scatters the correction back.
+// The coarse levels of a decomposed multigrid. Coarse levels stay distributed (each rank
+// restricts, smooths and prolongs its own block, exchanging one-cell halos with the same
+// neighbours as the finest level) while every block halves evenly and the level is large
+// (MultigridSettings::agglomerate_below); the first level past that is gathered, and the
+// ranks solve it and everything coarser as one grid: every rank redundantly after an
+// allgather (no scatter) when it is small, rank 0 alone (gather, then scatter the correction
+// with one ghost layer) when it is not (blocks that do not halve at the finest level).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "solvers/parallel/deep_halo.hpp"  // HaloExchanger (its make_deep needs the type)
 
 namespace heatsolve {
 
 struct RunContext;  // solvers/solver.hpp
+struct Config;      // io/config.hpp
 
-// Moves the first coarse level of a decomposed grid to rank 0 and its correction back.
-// gather: each rank's local coarse interior (padded, local grid) -> the global coarse grid
-// (padded) on rank 0. scatter: rank 0's global coarse field (with ghosts filled) -> each
-// rank's local block including one ghost layer. Host arrays.
+// One distributed coarse level (levels 1, 2, ... of the hierarchy; level 0 is the run's
+// decomposition).
+template <typename T>
+struct DistributedLevel {
+  Domain domain;               // the level's blocks: global grid, this rank's block, faces
+  std::array<int, 3> ratio{};  // from the next finer level
+  // One-cell halos of the level's blocks (the decomposition's transports: staged, CUDA IPC,
+  // cuda-aware), between the decomposition's neighbours.
+  std::unique_ptr<HaloExchanger<T>> exchanger;
+  // Set-up of variable coefficients: fills the Exchange ghosts of a double field of the
+  // level's block (host memory: the coarsened resistances' ghost ring). Collective.
+  std::function<void(std::vector<double>&)> exchange_double;
+};
+
+// The coarse levels of a decomposed grid (collective set-up, per-cycle transfers).
+// gather: each rank's block of the gathered level (padded, local grid) -> the whole level
+// (padded) on the solving ranks. scatter (rank 0 solving only): rank 0's whole level (ghosts
+// filled) -> each rank's block including one ghost layer. Host arrays.
 template <typename T>
 struct Agglomeration {
-  GridDesc global_coarse;             // the whole first coarse level
+  std::vector<DistributedLevel<T>> levels;   // the distributed coarse levels, finest first
+  std::function<double(double)> global_sum;  // sums over the ranks (their fields' spaces)
+  // The gathered level: the whole grid, this rank's block of it and the ratio from the last
+  // distributed level ({1,1,1}: the last distributed level is itself gathered, because its
+  // blocks do not halve evenly).
+  GridDesc global_coarse;
+  Block block;
+  std::array<int, 3> ratio{1, 1, 1};
   BoundaryFaces global_zero_faces{};  // the global grid's face types, zero values
-  // Rank 0: a backend of its own for the coarse levels, so that tuning their kernels (CUDA
-  // "auto") does not wait for the other ranks to agree on timings they never take.
+  bool overlap = false;    // execution.overlap: sweeps of distributed levels overlap their halos
+  bool redundant = false;  // every rank solves the gathered levels (allgather, no scatter)
+  bool root = false;       // this rank solves them (every rank when redundant)
+  // Rank 0 solving alone: a backend of its own for the coarse levels, so that tuning their
+  // kernels (CUDA "auto") does not wait for the other ranks to agree on timings they never
+  // take. Redundant solves tune on the run's backend, all ranks agreeing.
   std::unique_ptr<Backend<T>> backend;
-  bool root = false;  // this rank solves the coarse levels
   std::function<void(const std::vector<T>& local, std::vector<T>& global)> gather;
-  // gather() of a face array along `axis` (kernels/stencil/variable.hpp: each cell's lower
-  // face), with the upper boundary faces the blocks at the grid's upper end hold in their
-  // ghost layer. Collective, at set-up.
-  std::function<void(const std::vector<T>& local, std::vector<T>& global, int axis)> gather_faces;
   // gather() of a double field whatever T is (coefficients at set-up, as exact as serial).
   std::function<void(const std::vector<double>& local, std::vector<double>& global)> gather_double;
   std::function<void(const std::vector<T>& global, std::vector<T>& local)> scatter;
 };
 
-// The agglomeration of a run on several ranks (collective over ctx.comm); null for one rank.
-// `global_faces`: the deck's faces (their types close the global coarse grid).
+// The coarse levels of a run on several ranks (collective over ctx.comm); null for one rank.
+// The deck's faces close the global coarse grids; cfg.multigrid.agglomerate_below and
+// cfg.halo decide where levels are gathered and how their halos travel.
 template <typename T>
-std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, BackendKind kind,
-                                                     const BoundaryFaces& global_faces);
+std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg);
 
 }  // namespace heatsolve

@@ -76,6 +76,8 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
                   {"coarse_solve", t.coarse},
                   {"per_level", t.per_level}};
   j["coarse_cg_iterations"] = mg_->coarse_iterations();
+  // Decomposed: the levels' placement (distributed, gathered), exchanges and gathers.
+  if (const nlohmann::json d = mg_->decomposition_report(); !d.is_null()) j["decomposed"] = d;
   // Building the hierarchy (allocation, kernel tuning per level), inside wall_seconds.
   j["setup_seconds"] = setup_seconds;
   return j;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -127,31 +128,65 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     lv.tmp = backend.allocate(n);
     return lv;
   };
-  levels_.push_back(make_level(fine, false));
-  const GridDesc& gf = fine.grid();
-  if (agg_) {
-    // Decomposed: this rank's block of the first coarse level (the global grid's ratio; the
-    // plan checked that every block halves evenly), everything coarser on rank 0.
+  if (!agg_) {
+    levels_.push_back(make_level(fine, false));
+    for (;;) {
+      std::array<int, 3> ratio{};
+      const GridDesc c = coarsen(levels_.back().op.grid(), &ratio);
+      if (ratio == std::array<int, 3>{1, 1, 1}) break;
+      levels_.back().ratio = ratio;
+      levels_.push_back(make_level(levels_.back().op.coarsened(FieldSpace<T>(backend, c)), true));
+    }
+    // The vector is complete: the solver may keep a reference to its level's operator.
+    Level& last = levels_.back();
+    last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
+  } else {
+    // Decomposed: the finest level's exchanges are timed too.
+    fine_exchange_ = fine.exchange_hook();
+    HelmholtzOperator<T> finest =
+        fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine;
+    if (fine.split_exchange())
+      finest = finest.with_split_exchange(timed_split(0, fine.split_exchange()));
+    levels_.push_back(make_level(std::move(finest), false));
+    // The distributed coarse levels: this rank's block of each, with the level's exchanger
+    // and sums over ranks; variable coefficients get their ghost ring of resistances from the
+    // neighbours (collective).
+    for (std::size_t i = 0; i < agg_->levels.size(); ++i) {
+      DistributedLevel<T>& dl = agg_->levels[i];
+      const int l = int(i) + 1;
+      levels_.back().ratio = dl.ratio;
+      const FieldSpace<T> space(backend, dl.domain.local, agg_->global_sum);
+      HelmholtzOperator<T> op = levels_.back().op.coarsened(
+          space, [this, l](T* x) { exchange(l, x); }, dl.exchange_double);
+      dl.exchange_double = nullptr;  // set-up only
+      if (agg_->overlap) {
+        HaloExchanger<T>* ex = dl.exchanger.get();
+        SplitExchange<T> split;
+        split.begin = [ex, &backend](T* x) { ex->begin(backend, x); };
+        split.send = [ex, &backend] { ex->send(backend); };
+        split.finish = [ex, &backend](T* x) { ex->finish(backend, x); };
+        op = op.with_split_exchange(timed_split(l, std::move(split)));
+      }
+      levels_.push_back(make_level(std::move(op), true));
+    }
+    // This rank's block of the gathered level (restricted into, and the correction's block
+    // with one ghost layer); the last distributed level itself when its blocks do not halve.
     const GridDesc& gc = agg_->global_coarse;
-    const std::array<int, 3> ratio{gf.hx != gc.hx ? 2 : 1, gf.hy != gc.hy ? 2 : 1,
-                                   gf.dims == 3 && gf.hz != gc.hz ? 2 : 1};
-    levels_[0].ratio = ratio;
-    GridDesc local = gf;
-    local.nx /= ratio[0];
-    local.ny /= ratio[1];
-    if (gf.dims == 3) local.nz /= ratio[2];
-    local.hx = gc.hx;
-    local.hy = gc.hy;
-    local.hz = gc.hz;
-    levels_.push_back(make_level(fine.coarsened(FieldSpace<T>(backend, local)), true));
+    const std::array<int, 3> ratio = agg_->ratio;
+    levels_.back().ratio = ratio;
+    GridDesc local = gc;
+    local.nx = agg_->block.count[0];
+    local.ny = agg_->block.count[1];
+    local.nz = gc.dims == 3 ? agg_->block.count[2] : 1;
+    levels_.push_back(make_level(levels_.back().op.coarsened(FieldSpace<T>(backend, local)), true));
     stage_local_.resize(local.padded_size());
     // Variable coefficients: the blocks' coarse resistances and mass gathered into the global
     // level's (collective).
+    const HelmholtzOperator<T>& last = levels_.back().op;
     auto global_level = std::make_shared<ConductanceLevel>();
     std::vector<T> global_mass;
     if (fine.is_variable()) {
-      const HelmholtzOperator<T>& lc = levels_[1].op;
-      const ConductanceLevel& mine = lc.conductance();
+      const ConductanceLevel& mine = last.conductance();
       global_level->g = gc;
       const auto gather = [&](const std::vector<double>& local, std::vector<double>& global) {
         global.resize(agg_->root ? gc.padded_size() : 0);
@@ -160,14 +195,20 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       if (!mine.k.empty()) {  // gathered at the finest level itself
         gather(mine.k, global_level->k);
       } else {
-        for (int b = 0; b < 2 * gf.dims; ++b) gather(mine.half[b], global_level->half[b]);
+        for (int b = 0; b < 2 * gc.dims; ++b) gather(mine.half[b], global_level->half[b]);
       }
-      const std::vector<T> mass = lc.host_mass();
+      const std::vector<T> mass = last.host_mass();
       if (!mass.empty()) {
         global_mass.resize(agg_->root ? gc.padded_size() : 0);
         agg_->gather(mass, global_mass);
       }
     }
+    // Each distributed level's grid is tuned (CUDA "auto": the ranks agree on the timings) and
+    // its exchange set up (buffers, IPC mappings) here, not inside the first cycle.
+    if (!fine.is_variable())
+      for (std::size_t l = 1; l + 1 < levels_.size(); ++l) backend.prepare(grid(int(l)));
+    for (std::size_t l = 1; l + 1 < levels_.size(); ++l)
+      agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
     if (agg_->root) {
       Backend<T>& be = agg_->backend ? *agg_->backend : backend;
       BoundaryFaces fixed = agg_->global_zero_faces;  // the variable kernels' rules
@@ -180,8 +221,9 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
                                 exterior_resistances(agg_->global_zero_faces), global_mass, fixed)
               : HelmholtzOperator<T>(FieldSpace<T>(be, gc), agg_->global_zero_faces, fine.sigma(),
                                      fine.alpha(), {}, fine.conductivity());
-      // Gathered at the finest level (blocks that do not halve evenly): the ranks have
-      // smoothed it; rank 0 corrects from its coarser levels only, as the serial cycle does.
+      // Gathered at a distributed level itself (blocks that do not halve evenly): the ranks
+      // have smoothed it; the solving ranks correct from its coarser levels only, as the
+      // serial cycle does.
       coarse_ = std::unique_ptr<Multigrid<T>>(
           new Multigrid<T>(global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}));
       coarse_->singular_ = singular_;
@@ -190,25 +232,15 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       agg_corr_ = backend.allocate(gc.padded_size());
       stage_global_.resize(gc.padded_size());
     }
-  } else {
-    for (;;) {
-      std::array<int, 3> ratio{};
-      const GridDesc c = coarsen(levels_.back().op.grid(), &ratio);
-      if (ratio == std::array<int, 3>{1, 1, 1}) break;
-      levels_.back().ratio = ratio;
-      levels_.push_back(make_level(levels_.back().op.coarsened(FieldSpace<T>(backend, c)), true));
-    }
-    // The vector is complete: the solver may keep a reference to its level's operator.
-    Level& last = levels_.back();
-    last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   }
   if (singular_) build_ones();
-  // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle.
-  // A decomposed hierarchy's local coarse level is never swept: no tuning (a collective).
-  // Variable coefficients have one kernel: nothing to tune.
+  // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:
+  // above). Variable coefficients have one kernel: nothing to tune.
   if (!agg_ && !fine.is_variable())
     for (std::size_t l = 1; l < levels_.size(); ++l) backend.prepare(grid(int(l)));
   timing_.per_level.assign(levels_.size(), 0.0);
+  timing_.exchange.assign(levels_.size(), 0.0);
+  timing_.exchanges.assign(levels_.size(), 0);
 }
 
 template <typename T>
@@ -222,15 +254,68 @@ void Multigrid<T>::build_ones() {
 }
 
 template <typename T>
+int Multigrid<T>::levels() const {
+  if (!agg_) return int(levels_.size());
+  int gathered = 1;  // ranks that do not solve the gathered levels know only the first
+  if (coarse_) gathered = coarse_->levels() - (coarse_->smooth_finest_ ? 0 : 1);
+  return last_distributed() + 1 + gathered;
+}
+
+template <typename T>
 std::string Multigrid<T>::describe() const {
   std::string s;
   const auto add = [&s](const GridDesc& g) {
     if (!s.empty()) s += " -> ";
     s += g.dims == 3 ? fmt::format("{}x{}x{}", g.nx, g.ny, g.nz) : fmt::format("{}x{}", g.nx, g.ny);
   };
-  for (const Level& lv : levels_) add(lv.op.grid());
-  if (coarse_) s += " | rank 0: " + coarse_->describe();
+  // A decomposed hierarchy: this rank's blocks of the distributed levels, then the gathered
+  // levels (the gathered one's block is not a level of its own).
+  const std::size_t local = agg_ ? levels_.size() - 1 : levels_.size();
+  for (std::size_t l = 0; l < local; ++l) add(levels_[l].op.grid());
+  if (agg_) {
+    s += agg_->redundant ? " | gathered, every rank: " : " | gathered, rank 0: ";
+    if (coarse_)
+      s += coarse_->describe();
+    else
+      add(agg_->global_coarse);
+  }
   return s;
+}
+
+template <typename T>
+nlohmann::json Multigrid<T>::decomposition_report() const {
+  if (!agg_) return nullptr;
+  const auto name = [](const GridDesc& g) {
+    return g.dims == 3 ? fmt::format("{}x{}x{}", g.nx, g.ny, g.nz)
+                       : fmt::format("{}x{}", g.nx, g.ny);
+  };
+  nlohmann::json levels = nlohmann::json::array();
+  for (int l = 0; l <= last_distributed(); ++l) {
+    nlohmann::json j{{"level", l},
+                     {"placement", "distributed"},
+                     {"block", name(grid(l))},
+                     {"seconds", timing_.per_level[l]},
+                     {"exchange_seconds", timing_.exchange[l]},
+                     {"exchanges", timing_.exchanges[l]}};
+    if (l > 0) j["grid"] = name(agg_->levels[std::size_t(l) - 1].domain.global);
+    levels.push_back(j);
+  }
+  if (coarse_) {
+    const Timing& c = coarse_->timing();
+    for (int l = 0; l < coarse_->levels(); ++l)
+      levels.push_back({{"level", last_distributed() + (coarse_->smooth_finest_ ? 1 : 0) + l},
+                        {"placement", agg_->redundant ? "every rank" : "rank 0"},
+                        {"grid", name(coarse_->grid(l))},
+                        {"seconds", c.per_level[l]}});
+  }
+  return {
+      {"distributed_levels", last_distributed() + 1},
+      {"gathered_level", name(agg_->global_coarse)},
+      {"gathered_on", agg_->redundant ? "every rank" : "rank 0"},
+      {"agglomerate_below", settings_.agglomerate_below},
+      {"agglomeration_seconds", timing_.agglomeration},
+      {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},
+      {"levels", levels}};
 }
 
 template <typename T>
@@ -302,8 +387,8 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   T* other = lv.tmp->data();
   if (smoothed) smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
   level_residual(l, cur, f, lv.r->data(), m);
-  if (agg_) {
-    agglomerated_correction(cur, type);
+  if (agg_ && l == last_distributed()) {
+    agglomerated_correction(l, cur, type);
   } else {
     Level& lc = levels_[l + 1];
     {
@@ -323,40 +408,99 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());
 }
 
-// Decomposed finest level: the residual restricted on each rank's block, gathered onto rank
-// 0, corrected there by the global coarse hierarchy, scattered back with one ghost layer
-// and prolongated on each rank.
+// The last distributed level l: the residual restricted on each rank's block, gathered, and
+// corrected by the gathered hierarchy: on every rank, which then takes its block of the
+// correction with one ghost layer (device to device), or on rank 0, which scatters it; then
+// prolongated on each rank.
 template <typename T>
-void Multigrid<T>::agglomerated_correction(T* x, MultigridCycle type) {
-  Level& lv = levels_[0];
-  Level& lc = levels_[1];
+void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
+  Level& lv = levels_[l];
+  Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
   {
     PhaseTimer<T> t(backend, timing_.transfer);
-    backend.restrict_average(lv.r->data(), grid(0), lc.f->data(), grid(1), lv.ratio);
-    lc.f->copy_to_host(stage_local_.data());
+    backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
   }
-  agg_->gather(stage_local_, stage_global_);
+  {
+    PhaseTimer<T> t(backend, timing_.agglomeration);
+    lc.f->copy_to_host(stage_local_.data());
+    agg_->gather(stage_local_, stage_global_);
+  }
   if (agg_->root) {
     PhaseTimer<T> t(backend, timing_.coarse);
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
     agg_rhs_->copy_from_host(stage_global_.data());
     global.space().zero(agg_corr_->data());
     const BoundaryMode zero = BoundaryMode::Homogeneous;
-    if (!coarse_->smooth_finest_) {  // the fine residual itself: one unsmoothed visit
+    if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
       coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
-    } else {  // the first coarse level: as visit() corrects from the next level
+    } else {  // the next coarser level: as visit() corrects from the next level
       if (type == MultigridCycle::F)
         coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
       coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), MultigridCycle::V, zero);
     }
     global.fill_for_interpolation(agg_corr_->data());
-    agg_corr_->copy_to_host(stage_global_.data());
+    if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());
   }
-  agg_->scatter(stage_global_, stage_local_);
+  {
+    PhaseTimer<T> t(backend, timing_.agglomeration);
+    if (agg_->redundant) {
+      const GridDesc& gg = agg_->global_coarse;
+      const GridDesc& lg = grid(l + 1);
+      const bool d3 = gg.dims == 3;
+      const std::array<int, 3>& o = agg_->block.offset;
+      const std::array<int, 3> e{lg.nx + 2, lg.ny + 2, d3 ? lg.nz + 2 : 1};
+      backend.copy_box(lc.u->data() + lg.index(-1, -1, d3 ? -1 : 0), lg.stride_y(), lg.stride_z(),
+                       agg_corr_->data() + gg.index(o[0] - 1, o[1] - 1, d3 ? o[2] - 1 : 0),
+                       gg.stride_y(), gg.stride_z(), e);
+    } else {
+      agg_->scatter(stage_global_, stage_local_);
+      lc.u->copy_from_host(stage_local_.data());
+    }
+  }
   PhaseTimer<T> t(backend, timing_.transfer);
-  lc.u->copy_from_host(stage_local_.data());
-  backend.prolong_add(lc.u->data(), grid(1), x, grid(0), lv.ratio, settings_.prolongation);
+  backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
+}
+
+template <typename T>
+SplitExchange<T> Multigrid<T>::timed_split(int l, SplitExchange<T> inner) {
+  auto in = std::make_shared<SplitExchange<T>>(std::move(inner));
+  const auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  SplitExchange<T> s;
+  s.begin = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->begin(x);
+    timing_.exchange[l] += since(t0);
+  };
+  s.send = [this, l, in, since] {
+    const auto t0 = Clock::now();
+    in->send();
+    timing_.exchange[l] += since(t0);
+  };
+  s.finish = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->finish(x);
+    timing_.exchange[l] += since(t0);
+    ++timing_.exchanges[l];
+  };
+  return s;
+}
+
+// Fills the Exchange ghosts of x on level l. The device is synchronised first, so that the
+// time is the exchange's own (packing, transport, unpacking queued), not the work before it.
+template <typename T>
+void Multigrid<T>::exchange(int l, T* x) {
+  Backend<T>& backend = levels_[l].op.backend();
+  backend.synchronize();
+  const auto t0 = Clock::now();
+  if (l == 0)
+    fine_exchange_(x);
+  else
+    agg_->levels[std::size_t(l) - 1].exchanger->exchange(backend, x);
+  timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++timing_.exchanges[l];
 }
 
 // The coarsest level: x += e with A e = f - A x solved by conjugate gradients (zero face

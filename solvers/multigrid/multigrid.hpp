@@ -8,12 +8,16 @@
 // finest axis (semi-coarsening keeps anisotropic cells near isotropic, as PFMG does); the
 // hierarchy stops when no axis can be halved. Coarse levels solve for corrections, with the
 // faces' types and zero values. The finest level may be one rank's block of a decomposed
-// grid (its operator exchanges halos and its space sums over ranks); coarse levels are then
-// gathered onto rank 0 (solvers/multigrid/agglomeration.hpp) and solved there.
+// grid (its operator exchanges halos and its space sums over ranks); coarse levels then stay
+// distributed the same way while they are large and their blocks halve, and the first level
+// past that is gathered and solved with everything coarser on every rank, or on rank 0
+// (solvers/multigrid/agglomeration.hpp). Each level's arithmetic is the serial cycle's.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,12 @@ class Multigrid : public Preconditioner<T> {
   struct Timing {
     double smooth = 0, transfer = 0, coarse = 0;  // seconds, all levels
     std::vector<double> per_level;                // smoothing + residual per level
+    // Decomposed grids, per level of this rank's hierarchy: halo exchanges (seconds, included
+    // in per_level: the device is synchronised before each) and their count; and the
+    // gathered level's transfers (restricted residual gathered, correction back), seconds.
+    std::vector<double> exchange;
+    std::vector<long long> exchanges;
+    double agglomeration = 0;
   };
 
   // `fine`: the finest level's operator (Deck faces: the problem's). A singular operator
@@ -48,10 +58,14 @@ class Multigrid : public Preconditioner<T> {
   bool singular() const { return singular_; }
 
   const HelmholtzOperator<T>& fine_operator() const { return levels_[0].op; }
-  int levels() const { return int(levels_.size()); }
+  // Levels of the whole hierarchy (decomposed: the distributed ones and the gathered ones).
+  int levels() const;
   // "64x64x64 -> 32x32x32 -> ... -> 2x2x2"
   std::string describe() const;
   const Timing& timing() const { return timing_; }
+  // Decomposed grids: per level, where it is solved (distributed blocks, or gathered on
+  // every rank / rank 0), its grid and time; null for a serial hierarchy.
+  nlohmann::json decomposition_report() const;
   int coarse_iterations() const { return coarse_iterations_; }
 
   // Padded fields of the local grid `fine` that a hierarchy built on it allocates (the
@@ -79,14 +93,23 @@ class Multigrid : public Preconditioner<T> {
   void visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   void coarse_solve(int l, T* x, const T* f);
   void level_remove_mean(int l, T* x);
-  void agglomerated_correction(T* x, MultigridCycle type);
+  // The last distributed level l: its residual restricted, gathered, corrected by the
+  // gathered hierarchy and the correction prolongated onto x.
+  void agglomerated_correction(int l, T* x, MultigridCycle type);
+  // Fills the Exchange ghosts of x on level l (timed).
+  void exchange(int l, T* x);
+  // Level l's exchange in split form (sweeps overlapping it), timed: the host's time in the
+  // calls, while the device computes the sweep's core.
+  SplitExchange<T> timed_split(int l, SplitExchange<T> inner);
+  int last_distributed() const { return int(levels_.size()) - 2; }
 
   MultigridSettings settings_;
   bool singular_ = false;
   bool smooth_finest_ = true;  // false: a gathered fine level that the ranks smoothed
   std::vector<Level> levels_;  // [0]: the finest (fields are the caller's)
   std::unique_ptr<Agglomeration<T>> agg_;
-  // Agglomerated runs: the coarse hierarchy after gathering (rank 0 only) and host staging.
+  std::function<void(T*)> fine_exchange_;  // the finest level's own exchange (decomposed)
+  // Agglomerated runs: the gathered hierarchy (on the solving ranks) and host staging.
   std::unique_ptr<Multigrid<T>> coarse_;
   std::vector<T> stage_local_, stage_global_;
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;

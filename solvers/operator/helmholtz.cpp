@@ -235,16 +235,71 @@ void HelmholtzOperator<T>::fill(T* x, BoundaryMode mode) const {
 }
 
 template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::with_split_exchange(SplitExchange<T> split) const {
+  HelmholtzOperator op = *this;
+  op.split_ = std::move(split);
+  op.core_ = exchange_core_range(grid(), faces_);
+  op.shell_ = shell_ranges(grid(), op.core_);
+  return op;
+}
+
+template <typename T>
+bool HelmholtzOperator<T>::sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
+                                       const CellRange* r) const {
+  CellRange all;
+  all.hi = {grid().nx, grid().ny, grid().dims == 3 ? grid().nz : 1};
+  if (form.variable) {
+    backend().stencil_variable(x, out, f, grid(), form.v, r ? *r : all);
+    return true;
+  }
+  if (!r) {
+    backend().stencil(x, out, f, grid(), form.c);
+    return true;
+  }
+  return backend().stencil_region(x, out, f, grid(), form.c, *r);
+}
+
+template <typename T>
 void HelmholtzOperator<T>::sweep(T* x, T* out, const T* f, const SweepForm<T>& form,
                                  BoundaryMode mode) const {
-  fill(x, mode);
-  if (form.variable) {
-    CellRange all;
-    all.hi = {grid().nx, grid().ny, grid().dims == 3 ? grid().nz : 1};
-    backend().stencil_variable(x, out, f, grid(), form.v, all);
-  } else {
-    backend().stencil(x, out, f, grid(), form.c);
+  sweep_exchanged(x, out, f, form, mode, false);
+}
+
+template <typename T>
+void HelmholtzOperator<T>::sweep_exchanged(T* x, T* out, const T* f, const SweepForm<T>& form,
+                                           BoundaryMode mode, bool rules_in_sweep) const {
+  const BoundaryFaces& bc = faces(mode);
+  const bool in_sweep = rules_in_sweep && !form.variable;
+  const auto whole = [&] {
+    if (in_sweep)
+      backend().stencil_with_boundary(x, out, f, grid(), form.c, bc);
+    else
+      sweep_cells(x, out, f, form, nullptr);
+  };
+  if (!split_) {
+    if (in_sweep) {
+      if (exchange_) exchange_(x);
+    } else {
+      fill(x, mode);
+    }
+    whole();
+    return;
   }
+  // The physical ghosts depend on interior cells only; the Exchange ghosts travel while the
+  // core is swept.
+  const bool region_rules = in_sweep && backend().region_rules_in_sweep();
+  const auto part = [&](const CellRange& r) {
+    return region_rules ? backend().stencil_region_with_boundary(x, out, f, grid(), form.c, bc, r)
+                        : sweep_cells(x, out, f, form, &r);
+  };
+  if (!region_rules) backend().apply_boundary(x, grid(), bc);
+  split_.begin(x);
+  const bool core = part(core_);
+  split_.send();
+  split_.finish(x);
+  bool shell = core;
+  for (const CellRange& r : shell_) shell = shell && part(r);
+  if (!shell) whole();  // the same bits, all at once
 }
 
 template <typename T>
@@ -268,7 +323,7 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
     if (!exchange_ && !form.variable) {
       backend().stencil_with_boundary(*cur, *other, f, grid(), form.c, faces(mode));
     } else {
-      sweep(*cur, *other, f, form, mode);
+      sweep_exchanged(*cur, *other, f, form, mode, true);
     }
     std::swap(*cur, *other);
   }
@@ -276,17 +331,32 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
 
 template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(FieldSpace<T> space) const {
+  return coarsened(std::move(space), {}, {});
+}
+
+template <typename T>
+HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(
+    FieldSpace<T> space, std::function<void(T*)> exchange,
+    const std::function<void(std::vector<double>&)>& exchange_double) const {
   if (!is_variable())
-    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_, {}, k_);
+    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_,
+                             std::move(exchange), k_);
   const GridDesc& gf = grid();
   const GridDesc& gc = space.grid();
   std::array<int, 3> r{1, 1, 1};
   for (int a = 0; a < gf.dims; ++a) r[a] = spacing(gc, a) != spacing(gf, a) ? 2 : 1;
   auto level = std::make_shared<ConductanceLevel>(coarsen(*arrays_.conductance, gc));
+  // The faces shared with neighbour ranks couple through the neighbours' resistances.
+  if (exchange_double)
+    for (std::vector<double>& half : level->half)
+      if (!half.empty()) exchange_double(half);
   wrap_periodic(*level, *faces_);
   const std::vector<T> mass =
       arrays_.mass ? coarsen_cells(host_mass(), gf, gc, r) : std::vector<T>{};
-  return with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+  HelmholtzOperator op =
+      with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+  op.exchange_ = std::move(exchange);
+  return op;
 }
 
 template <typename T>
@@ -312,20 +382,18 @@ HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
   if (space.grid().dims == 3) a.wz = device(face_couplings(*level, exterior, 2));
   if (!mass.empty()) a.mass = to_device(b, mass);
   // A correction's face value with exterior value 0 is u_i R_ext / (R_in + R_ext): the mirror
-  // ghost through it is u_i (R_ext - R_in) / (R_ext + R_in), R_in the face's mean half.
+  // ghost through it is u_i (R_ext - R_in) / (R_ext + R_in), R_in the face's mean half (over
+  // the whole face: the blocks of a decomposed level that touch it add theirs; every rank
+  // takes part in each sum).
   BoundaryFaces interpolation = zero_values(faces);
   const GridDesc& g = level->g;
   for (int f = 0; f < 2 * g.dims; ++f) {
-    if (std::isnan(exterior[f])) continue;
-    if (std::isinf(exterior[f])) {
-      interpolation[f] = FaceBC{BoundaryType::Neumann, 0.0};
-      continue;
-    }
+    const bool coupled = !std::isnan(exterior[f]) && !std::isinf(exterior[f]);
     const int ax = f / 2;
     int hi[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
     hi[ax] = 1;
     double sum = 0, cells = 0;
-    for (int k = 0; k < hi[2]; ++k)
+    for (int k = 0; coupled && k < hi[2]; ++k)
       for (int j = 0; j < hi[1]; ++j)
         for (int i = 0; i < hi[0]; ++i) {
           int c[3] = {i, j, k};
@@ -334,6 +402,15 @@ HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
           sum += f % 2 == 0 ? level->lower(ax, idx) : level->upper(ax, idx);
           cells += 1;
         }
+    if (space.decomposed()) {
+      sum = space.sum_over_ranks(sum);
+      cells = space.sum_over_ranks(cells);
+    }
+    if (std::isnan(exterior[f])) continue;
+    if (std::isinf(exterior[f])) {
+      interpolation[f] = FaceBC{BoundaryType::Neumann, 0.0};
+      continue;
+    }
     const double r_in = sum / cells;
     interpolation[f] =
         FaceBC{BoundaryType::Robin, 0.0, (exterior[f] - r_in) / (exterior[f] + r_in)};

@@ -34,6 +34,17 @@ namespace heatsolve {
 
 enum class BoundaryMode { Deck, Homogeneous };
 
+// A halo exchange in its split form (HaloExchanger::begin/send/finish, solvers/parallel/
+// domain.hpp), so that a sweep computes the cells that read no Exchange ghost while its
+// input's halos travel (execution.overlap).
+template <typename T>
+struct SplitExchange {
+  std::function<void(T*)> begin;   // posts receives, queues packing x's boundary layers
+  std::function<void()> send;      // waits for the packing alone, sends
+  std::function<void(T*)> finish;  // waits for the messages, queues unpacking into x's ghosts
+  explicit operator bool() const { return bool(begin); }
+};
+
 // One sweep of either representation.
 template <typename T>
 struct SweepForm {
@@ -83,6 +94,22 @@ class HelmholtzOperator {
   // copy of it. The Homogeneous faces do not change.
   void set_face_values(const BoundaryFaces& faces);
   bool exchanges() const { return bool(exchange_); }
+  // The hook that fills the ghosts of Exchange faces (unset: none), and a copy of this
+  // operator with another one (e.g. the same exchange, timed).
+  const std::function<void(T*)>& exchange_hook() const { return exchange_; }
+  HelmholtzOperator with_exchange(std::function<void(T*)> exchange) const {
+    HelmholtzOperator op = *this;
+    op.exchange_ = std::move(exchange);
+    return op;
+  }
+  // The exchange split (unset: none), and a copy of this operator whose sweeps overlap it:
+  // x's physical ghosts filled, its halos begun, the core (cells one layer in from Exchange
+  // faces) swept, the halos finished, then the shell; each point's arithmetic is a whole
+  // sweep's, so the bits are the same. Where the backend cannot sweep the core alone (CUDA,
+  // constant coefficients: only slabs of the slowest axis) the exchange completes and the
+  // whole sweep runs.
+  const SplitExchange<T>& split_exchange() const { return split_; }
+  HelmholtzOperator with_split_exchange(SplitExchange<T> split) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;
@@ -116,8 +143,9 @@ class HelmholtzOperator {
   void apply(T* x, T* y, BoundaryMode mode) const;
   // `weights.size()`-cycled weighted Jacobi sweeps from *cur (sweep s takes weights[s], or
   // weights[sweeps - 1 - s] when `reverse`); the iterate alternates between *cur and *other
-  // and *cur holds it on return. Without an exchange the backend may apply the face rules
-  // inside the sweep (whatever reads the iterate's ghosts later fills them).
+  // and *cur holds it on return. The backend may apply the face rules inside the sweep
+  // (whatever reads the iterate's ghosts later fills them), with an exchange too once the
+  // Exchange ghosts are in memory.
   void smooth(T** cur, T** other, const T* f, const std::vector<double>& weights, int sweeps,
               bool reverse, BoundaryMode mode) const;
 
@@ -126,12 +154,21 @@ class HelmholtzOperator {
   // face's K/H^2 is the mean of the fine faces on it times (h/H)^2 along its normal, a coarse
   // cell's mass the mean of its children's.
   HelmholtzOperator coarsened(FieldSpace<T> space) const;
+  // The same on the coarser block `space` of a decomposed grid (a distributed multigrid
+  // level; its space sums over ranks): `exchange` fills its Exchange ghosts, and
+  // `exchange_double` the Exchange ghosts of a double field of the block, with which the
+  // coarsened resistances get their ghost ring from the neighbours (collective, like the
+  // boundary faces' mean resistances of a variable operator, summed over ranks).
+  HelmholtzOperator coarsened(
+      FieldSpace<T> space, std::function<void(T*)> exchange,
+      const std::function<void(std::vector<double>&)>& exchange_double) const;
   // Variable: the level's resistances (host) and its mass (host, empty for none).
   const ConductanceLevel& conductance() const { return *arrays_.conductance; }
   std::vector<T> host_mass() const;
   // The variable representation on `space` from a level's resistances (coarse levels on one
   // rank: the agglomerated global level), with `faces`' rules and exterior resistances, this
-  // operator's anchoring, no exchange; `mass` empty: none.
+  // operator's anchoring, no exchange; `mass` empty: none. A decomposed space makes it
+  // collective (the boundary faces' mean resistances are summed over ranks).
   HelmholtzOperator with_level(FieldSpace<T> space, std::shared_ptr<const ConductanceLevel> level,
                                const Exterior& exterior, const std::vector<T>& mass,
                                const BoundaryFaces& faces) const;
@@ -139,6 +176,15 @@ class HelmholtzOperator {
  private:
   HelmholtzOperator() = default;
   void set_faces(const BoundaryFaces& kernel_faces);
+  // out = form(x) on the cells of r (all cells: r null); false where the backend cannot
+  // restrict this form's sweep to r (nothing done then).
+  bool sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
+                   const CellRange* r) const;
+  // sweep(); with rules_in_sweep (the smoother: whatever reads x's ghosts later fills them)
+  // a constant form may take the face rules inside the sweep (Backend::stencil_with_boundary
+  // and stencil_region_with_boundary) instead of a ghost-fill pass.
+  void sweep_exchanged(T* x, T* out, const T* f, const SweepForm<T>& form, BoundaryMode mode,
+                       bool rules_in_sweep) const;
 
   FieldSpace<T> space_{};
   BoundaryFaces deck_faces_{}, zero_faces_{}, interpolation_faces_{};
@@ -147,6 +193,9 @@ class HelmholtzOperator {
   double sigma_ = 0, alpha_ = 1, diag_ = 0, k_ = 1;
   bool anchored_ = false;
   std::function<void(T*)> exchange_;
+  SplitExchange<T> split_;
+  CellRange core_;                // split_: the cells that read no Exchange ghost
+  std::vector<CellRange> shell_;  // and the others
   OperatorArrays<T> arrays_;
 };
 

@@ -208,13 +208,21 @@ CartesianDecomposition::CartesianDecomposition(MPI_Comm comm, const GridDesc& gl
   check_mpi(MPI_Cart_coords(cart_, cart_rank, nd, c), "MPI_Cart_coords");
   for (int i = 0; i < nd; ++i) coords_[nd - 1 - i] = c[i];
   domain_ = block_domain(global, faces, procs_, coords_, cart_rank);
+  neighbours_ = cartesian_neighbours(cart_, domain_);
+}
+
+std::array<int, 6> cartesian_neighbours(MPI_Comm cart, const Domain& domain) {
+  std::array<int, 6> out{kNoNeighbour, kNoNeighbour, kNoNeighbour,
+                         kNoNeighbour, kNoNeighbour, kNoNeighbour};
+  const int nd = domain.global.dims;
   for (int i = 0; i < nd; ++i) {
-    const int a = nd - 1 - i;
+    const int a = nd - 1 - i;  // MPI's dimension i is axis a (see the constructor)
     int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
-    check_mpi(MPI_Cart_shift(cart_, i, 1, &lo, &hi), "MPI_Cart_shift");
-    if (domain_.faces[2 * a].type == BoundaryType::Exchange) neighbours_[2 * a] = lo;
-    if (domain_.faces[2 * a + 1].type == BoundaryType::Exchange) neighbours_[2 * a + 1] = hi;
+    check_mpi(MPI_Cart_shift(cart, i, 1, &lo, &hi), "MPI_Cart_shift");
+    if (domain.faces[2 * a].type == BoundaryType::Exchange) out[2 * a] = lo;
+    if (domain.faces[2 * a + 1].type == BoundaryType::Exchange) out[2 * a + 1] = hi;
   }
+  return out;
 }
 
 CartesianDecomposition::~CartesianDecomposition() {

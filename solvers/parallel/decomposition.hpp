@@ -92,6 +92,10 @@ class CartesianDecomposition {
                                  kNoNeighbour, kNoNeighbour, kNoNeighbour};
 };
 
+// The neighbour ranks of `domain`'s block on a communicator made by CartesianDecomposition
+// (its axis order): kNoNeighbour except for the faces that domain.faces marks Exchange.
+std::array<int, 6> cartesian_neighbours(MPI_Comm cart, const Domain& domain);
+
 // Combines partial reductions over `comm`. Sums are deterministic for a fixed rank count:
 // the partials are gathered (MPI_Allgather) and added in rank order on every rank, so every
 // rank gets the same bits whatever the MPI library's reduction algorithm.

@@ -135,6 +135,17 @@ MpiHaloExchanger<T>::MpiHaloExchanger(const CartesianDecomposition& decompositio
 }
 
 template <typename T>
+MpiHaloExchanger<T>::MpiHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
+                                      const Domain& domain, HaloMode mode, int tag_base)
+    : comm_(comm), domain_(domain), g_(domain.local), mode_(mode), tag_base_(tag_base) {
+  for (int f = 0; f < 2 * g_.dims; ++f) {
+    if (domain.faces[f].type != BoundaryType::Exchange) continue;
+    faces_[f].peer = peers[f];
+    faces_[f].cells = face_cells(g_, f);
+  }
+}
+
+template <typename T>
 int MpiHaloExchanger<T>::active_faces() const {
   int n = 0;
   for (const Face& f : faces_) n += f.peer != MPI_PROC_NULL ? 1 : 0;
@@ -374,7 +385,8 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
              : staged     ? face.host_recv[parity_].data()
                           : face.recv[parity_]->data();
     const int count = ipc_.recv[f] ? 0 : int(face.cells);
-    check_mpi(MPI_Irecv(dst, count, type, face.peer, f ^ 1, comm_, requests_.add()), "MPI_Irecv");
+    check_mpi(MPI_Irecv(dst, count, type, face.peer, tag_base_ + (f ^ 1), comm_, requests_.add()),
+              "MPI_Irecv");
   }
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
@@ -403,7 +415,8 @@ void MpiHaloExchanger<T>::send(Backend<T>& backend) {
     if (face.peer == MPI_PROC_NULL) continue;
     const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send->data();
     const int count = ipc_.send[f] ? 0 : int(face.cells);
-    check_mpi(MPI_Isend(src, count, type, face.peer, f, comm_, requests_.add()), "MPI_Isend");
+    check_mpi(MPI_Isend(src, count, type, face.peer, tag_base_ + f, comm_, requests_.add()),
+              "MPI_Isend");
   }
 }
 

@@ -129,6 +129,14 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
  public:
   // The decomposition must outlive the exchanger (its communicator is used).
   MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode);
+  // The same ranks on another grid of blocks (a coarser multigrid level of the
+  // decomposition): `domain` the level's (Exchange where the decomposition's faces are),
+  // `peers` the decomposition's neighbours (cartesian_neighbours()). Messages carry tags
+  // tag_base + the sender's face (the decomposition's exchanger: 0), so that exchangers of
+  // several levels never match each other's messages; keep tag_base + 5 below 1000 (the IPC
+  // handshake's tags).
+  MpiHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers, const Domain& domain,
+                   HaloMode mode, int tag_base);
 
   // begin(), send(), finish().
   void exchange(Backend<T>& backend, T* u) override;
@@ -166,6 +174,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   T* in_flight_ = nullptr;  // u between begin() and finish()
   bool sent_ = false;       // send() done for the exchange in flight
   int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
+  int tag_base_ = 0;
   MpiRequests requests_;
 };
 

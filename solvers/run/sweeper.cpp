@@ -100,6 +100,24 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
 
 template <typename T>
 HelmholtzOperator<T> Sweeper<T>::make_operator(double sigma, bool explicit_step, bool exchange) {
+  HelmholtzOperator<T> op = make_operator_no_overlap(sigma, explicit_step, exchange);
+  if (!exchange || !overlap_) return op;
+  // execution.overlap: the operator's sweeps compute their core while the input's halos
+  // travel (the exchange completes within the sweep; an exchange sweep() left in flight is
+  // settled first).
+  SplitExchange<T> split;
+  split.begin = [this](T* x) {
+    settle();
+    exchanger_->begin(*backend_, x);
+  };
+  split.send = [this] { exchanger_->send(*backend_); };
+  split.finish = [this](T* x) { exchanger_->finish(*backend_, x); };
+  return op.with_split_exchange(std::move(split));
+}
+
+template <typename T>
+HelmholtzOperator<T> Sweeper<T>::make_operator_no_overlap(double sigma, bool explicit_step,
+                                                          bool exchange) {
   std::function<void(T*)> hook = exchange ? exchange_hook() : std::function<void(T*)>{};
   if (!variable())
     return HelmholtzOperator<T>(space(), ctx_.domain.faces, sigma,

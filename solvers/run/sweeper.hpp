@@ -49,6 +49,8 @@ class Sweeper {
   // Lap with alpha = k/(rho cp) for an explicit step, 1 otherwise). `explicit_step`: it
   // carries the explicit step's 1/C; `exchange`: it fills Exchange ghosts itself (multigrid,
   // PCG; sweeps through the Sweeper exchange there).
+  // With execution.overlap and exchange, the operator's sweeps overlap the exchange with
+  // their core (HelmholtzOperator::with_split_exchange).
   HelmholtzOperator<T> make_operator(double sigma, bool explicit_step, bool exchange);
   std::int64_t global_points() const { return global_points_; }
   const std::string& kernel() const { return kernel_; }
@@ -159,6 +161,7 @@ class Sweeper {
   // neighbours need are stored first and the next pass's exchange runs on the side lane
   // while the other planes are computed (OverlapPlanes).
   void deep_pass(const T* fe, const StencilCoeffs<T>& c, int k);
+  HelmholtzOperator<T> make_operator_no_overlap(double sigma, bool explicit_step, bool exchange);
 
   // The domain's deck faces (Exchange kept) with each table's value mixed as set_inputs does.
   BoundaryFaces deck_faces_at(double t0, double t1, double w) const;

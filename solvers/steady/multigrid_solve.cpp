@@ -34,9 +34,8 @@ template <typename T>
 StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
   const auto t0 = std::chrono::steady_clock::now();
-  solve_ = std::make_unique<MultigridIteration<T>>(
-      op_, cfg.multigrid, cfg.method,
-      plan_agglomeration<T>(sw_.context(), cfg.backend, cfg.boundary));
+  solve_ = std::make_unique<MultigridIteration<T>>(op_, cfg.multigrid, cfg.method,
+                                                   plan_agglomeration<T>(sw_.context(), cfg));
   sw_.backend().synchronize();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Multigrid<T>& mg = solve_->multigrid();

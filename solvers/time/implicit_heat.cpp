@@ -41,9 +41,8 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   const auto t0 = std::chrono::steady_clock::now();
   op_ = std::make_unique<HelmholtzOperator<T>>(sw_.make_operator(sigma, false, true));
   if (variable) rhs_variable_ = op_->combine(c, 1.0 / theta);
-  solve_ = std::make_unique<MultigridIteration<T>>(
-      *op_, cfg.multigrid, cfg.method,
-      plan_agglomeration<T>(sw_.context(), cfg.backend, cfg.boundary));
+  solve_ = std::make_unique<MultigridIteration<T>>(*op_, cfg.multigrid, cfg.method,
+                                                   plan_agglomeration<T>(sw_.context(), cfg));
   sw_.backend().synchronize();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const GridDesc& g = sw_.grid();

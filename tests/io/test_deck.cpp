@@ -307,7 +307,7 @@ TEST(Deck, MultigridSettings) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
       "solver: {method: mg-cg, multigrid: {cycle: f, smoother: jacobi, pre_sweeps: 0, "
-      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6}}\n");
+      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6, agglomerate_below: 0}}\n");
   EXPECT_EQ(cfg.method, SolverMethod::MultigridCG);
   EXPECT_EQ(cfg.multigrid.cycle, MultigridCycle::F);
   EXPECT_EQ(cfg.multigrid.smoother, MultigridSmoother::Jacobi);
@@ -315,6 +315,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(cfg.multigrid.post_sweeps, 5);
   EXPECT_EQ(cfg.multigrid.prolongation, Prolongation::Constant);
   EXPECT_EQ(cfg.multigrid.coarse_tolerance, 1e-6);
+  EXPECT_EQ(cfg.multigrid.agglomerate_below, 0);
   // Defaults: V-cycles, Chebyshev 3 + 3, linear prolongation.
   const Config d = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
@@ -325,6 +326,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.pre_sweeps, 3);
   EXPECT_EQ(d.multigrid.post_sweeps, 3);
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
+  EXPECT_EQ(d.multigrid.agglomerate_below, 64 * 64 * 64);
 }
 
 // Implicit schemes have no stability limit: a dt hundreds of times dt_max validates, keeps
@@ -660,6 +662,8 @@ const BadDeck kBadDecks[] = {
      "solver.multigrid: pre_sweeps + post_sweeps must be at least 1", 5, 21},
     {"zero_coarse_tolerance", kBase + "solver: {multigrid: {coarse_tolerance: 0}}\n",
      "solver.multigrid.coarse_tolerance: must be in (0, 1], got 0", 5, 40},
+    {"negative_agglomerate_below", kBase + "solver: {multigrid: {agglomerate_below: -1}}\n",
+     "solver.multigrid.agglomerate_below: expected a non-negative integer", 5, 41},
     {"unknown_scheme",
      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
      "time: {end: 1, scheme: backward-euler}\n",

@@ -6,9 +6,12 @@
 //     field at every output step is BITWISE equal to the single-rank run (inputs over time too);
 //   * parallel HDF5 output (collective, and gathered to rank 0) holds the same steps, times
 //     and bits as the serial writer's file;
-//   * multigrid/mg-cg Poisson and implicit heat (coarse levels agglomerated on rank 0): every
-//     decomposition agrees with the single-rank run to 1e-8 (tolerance 1e-10), same cycle
-//     counts when every block halves evenly, within one otherwise (inputs over time too);
+//   * multigrid/mg-cg Poisson and implicit heat, constant and variable coefficients, with the
+//     first coarse level gathered and with several coarse levels distributed
+//     (agglomerate_below small): every decomposition agrees with the single-rank run to 1e-8
+//     (tolerance 1e-10), same cycle counts when every block halves evenly, within one
+//     otherwise (inputs over time too); a decomposed multigrid run restarted from a checkpoint
+//     ends bit for bit as the uninterrupted one;
 //   * Jacobi and Anderson on a singular Poisson problem (compatible-mean): to 1e-7 of the
 //     single-rank run, zero mean.
 // Usage: heatsolve_mpi_tests <work-directory>
@@ -27,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/checkpoint.hpp"
 #include "io/config.hpp"
 #include "io/field_writer.hpp"
 #include "io/materials.hpp"
@@ -658,13 +662,16 @@ void test_equivalence() {
   }
 }
 
-// ---- multigrid: decomposed finest level, coarse levels agglomerated on rank 0 -----------
+// ---- multigrid: distributed levels, the first small one gathered ---------------------------
 
 // Multigrid and mg-cg Poisson solves and implicit heat steps. Reductions run in another
 // order on every decomposition, so the fields are compared to the tolerance, not bitwise:
 // max |u - u_serial| / max |u_serial| <= 1e-8 with solver.tolerance 1e-10, and the cycle
-// counts equal the serial run's when every block halves evenly (the first coarse level is
-// then distributed), within one otherwise (the finest residual itself is gathered).
+// counts equal the serial run's when every block halves evenly (coarse levels are then
+// distributed while they are at least agglomerate_below cells and every block halves, and
+// the first level past that is gathered), within one otherwise (the finest residual itself
+// is gathered). The "-dist" cases distribute every level that blocks allow
+// (agglomerate_below 0 or 512), so that several levels exchange halos.
 std::vector<Case> multigrid_cases() {
   const FaceBC P{BoundaryType::Periodic, 0.0};
   std::vector<Case> out;
@@ -772,6 +779,109 @@ std::vector<Case> multigrid_cases() {
     h.output_every = 0;
     out.push_back({"implicit-euler3d-materials", h});
   }
+  // Several distributed levels: 32^3 blocks halve down to 4 cells a side (on 8 ranks 32^3 ->
+  // 16^3 blocks of 8^3 -> ...), then the rest is gathered.
+  const auto distributed = [](Config c, long long below) {
+    c.multigrid.agglomerate_below = below;
+    return c;
+  };
+  {
+    Config c = poisson(base_config(3, {32, 32, 32}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, -0.5},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.0},
+                        {BoundaryType::Neumann, 1.0}});
+    c.source.type = ShapeType::Gaussian;
+    c.source.amplitude = 40.0;
+    c.source.width = 0.12;
+    c.source.center = {0.3, 0.5, 0.7};
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-mixed-dist", distributed(c, 0)});
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"mgcg3d-mixed-dist", distributed(c, 0)});
+    c.method = SolverMethod::Multigrid;
+    c.multigrid.cycle = MultigridCycle::F;
+    out.push_back({"mg3d-fcycle-dist", distributed(c, 0)});
+  }
+  {  // 64^3, every level of at least 512 cells distributed (to 8^3 blocks of 4^3 on 8 ranks)
+    Config c = poisson(base_config(3, {64, 64, 64}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Dirichlet, 1.0}, {BoundaryType::Dirichlet, 0.0}});
+    c.source.type = ShapeType::Sine;
+    c.source.amplitude = 5.0;
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-64-dist", distributed(c, 512)});
+  }
+  {  // singular: global means on distributed levels
+    Config c = poisson(base_config(3, {32, 32, 16}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Neumann, 0.3}, {BoundaryType::Neumann, 0.0}, P, P, P, P});
+    c.source.type = ShapeType::Gaussian;
+    c.source.amplitude = 10.0;
+    c.source.width = 0.15;
+    c.source.center = {0.5, 0.4, 0.6};
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-singular-dist", distributed(c, 0)});
+  }
+  {  // 2D, periodic x over the ranks
+    Config c = poisson(base_config(2, {64, 48, 1}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({P, P, {BoundaryType::Neumann, 0.5}, {BoundaryType::Dirichlet, -0.5}});
+    c.source.type = ShapeType::Sine;
+    c.source.amplitude = 5.0;
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"mgcg2d-periodic-dist", distributed(c, 0)});
+  }
+  {  // implicit steps: Euler with cycles, Crank-Nicolson with mg-cg
+    Config c = base_config(3, {32, 32, 16}, 5, Precision::Double);
+    c.scheme = TimeScheme::ImplicitEuler;
+    c.method = SolverMethod::Multigrid;
+    c.dt = 50 * stable_dt(c.grid(), c.diffusivity);
+    c.end_time = c.dt * double(c.steps);
+    c.tolerance = 1e-10;
+    c.max_iterations = 50;
+    c.output_every = 0;
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Dirichlet, 0.1},
+                        P,
+                        P,
+                        {BoundaryType::Neumann, 0.5},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 1.0;
+    out.push_back({"implicit-euler3d-dist", distributed(c, 0)});
+    c.scheme = TimeScheme::CrankNicolson;
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"crank-nicolson-mgcg3d-dist", distributed(c, 0)});
+  }
+  {  // materials by region: coarsened resistances need their neighbours' ghost ring
+    Config c = poisson(base_config(3, {32, 32, 32}, 0, Precision::Double), 1e-10);
+    add_materials(c);
+    c.multigrid.prolongation = Prolongation::Constant;
+    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
+                        {BoundaryType::HeatFlux, 0.7},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 3.0;
+    c.method = SolverMethod::MultigridCG;
+    out.push_back({"mgcg3d-materials-dist", distributed(c, 0)});
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-materials-dist", distributed(c, 0)});
+    Config h = base_config(3, {32, 32, 16}, 3, Precision::Double);
+    add_materials(h);
+    h.multigrid.prolongation = Prolongation::Constant;
+    h.boundary = c.boundary;
+    h.scheme = TimeScheme::CrankNicolson;
+    h.method = SolverMethod::MultigridCG;
+    h.dt = 30 * stable_dt_materials(h);
+    h.end_time = h.dt * double(h.steps);
+    h.tolerance = 1e-10;
+    h.max_iterations = 50;
+    h.output_every = 0;
+    out.push_back({"crank-nicolson3d-materials-dist", distributed(h, 0)});
+  }
   return out;
 }
 
@@ -800,11 +910,18 @@ void test_multigrid_equivalence() {
       ref_cycles = double(r.multigrid.at("cycles"));
     }
     MPI_Bcast(&ref_cycles, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    for (const auto& req : decompositions(cfg, g_size)) {
+    const auto decs = decompositions(cfg, g_size);
+    for (std::size_t di = 0; di < decs.size(); ++di) {
+      const auto& req = decs[di];
       CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
       MpiReducer reducer(dec.comm());
       MpiHaloExchanger<float> ex_f(dec, cfg.halo);
       MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+      // The first decomposition of each case has rank 0 solve the gathered levels alone
+      // (gather, then scatter: what grids too large for every rank to hold get); the others
+      // solve them on every rank.
+      const bool root_solve = di == 0;
+      if (root_solve) setenv("HEATSOLVE_TEST_MG_ROOT", "1", 1);
       RunContext ctx;
       ctx.domain = dec.domain();
       ctx.backend_options.kernel = cfg.kernel;
@@ -813,7 +930,11 @@ void test_multigrid_equivalence() {
       ctx.exchanger_f = &ex_f;
       ctx.exchanger_d = &ex_d;
       CaptureWriter cap;
-      const RunResult r = run_any(cfg, ctx, {&cap});
+      // Alternate sweeps that overlap their halos with their core and plain ones.
+      Config run_cfg = cfg;
+      run_cfg.overlap = di % 2 == 1;
+      const RunResult r = run_any(run_cfg, ctx, {&cap});
+      unsetenv("HEATSOLVE_TEST_MG_ROOT");
       // Does every block halve evenly along the axes the global grid halves?
       std::array<int, 3> ratio{};
       coarsen(cfg.grid(), &ratio);
@@ -822,8 +943,19 @@ void test_multigrid_equivalence() {
         uneven |=
             ctx.domain.block.offset[a] % ratio[a] != 0 || ctx.domain.block.count[a] % ratio[a] != 0;
       MPI_Allreduce(MPI_IN_PLACE, &uneven, 1, MPI_INT, MPI_MAX, dec.comm());
-      const std::string label = fmt::format("{} np{} {}{}", cs.name, g_size, dec.describe(),
-                                            req[0] == 0 ? " (auto)" : "");
+      const std::string label =
+          fmt::format("{} np{} {}{}{}", cs.name, g_size, dec.describe(),
+                      req[0] == 0 ? " (auto)" : "", run_cfg.overlap ? " overlap" : "");
+      // How many levels stayed distributed, and where the rest went.
+      std::string placement = "serial";
+      if (r.multigrid.contains("decomposed")) {
+        const auto& d = r.multigrid.at("decomposed");
+        placement =
+            fmt::format("{} distributed, {} gathered on {}", int(d.at("distributed_levels")),
+                        std::string(d.at("gathered_level")), std::string(d.at("gathered_on")));
+        CHECK(std::string(d.at("gathered_on")) == (root_solve ? "rank 0" : "every rank"),
+              "{}: gathered levels solved on {}", label, std::string(d.at("gathered_on")));
+      }
       const double cycles = double(r.multigrid.at("cycles"));
       CHECK(cfg.problem == ProblemType::Heat || r.converged, "{}: did not converge ({:.3e})", label,
             r.final_residual);
@@ -835,6 +967,18 @@ void test_multigrid_equivalence() {
       } else {
         CHECK(std::abs(cycles - ref_cycles) <= (uneven ? 1.0 : 0.0), "{}: {} cycles, serial {}",
               label, cycles, ref_cycles);
+      }
+      // Blocks of at least 8 cells a side keep the first coarse level distributed too.
+      if (cfg.multigrid.agglomerate_below == 0 && g_size > 1 && !uneven) {
+        int thinnest = ctx.domain.local.nx;
+        for (int a = 1; a < cfg.dimensions; ++a)
+          thinnest = std::min(thinnest, a == 1 ? ctx.domain.local.ny : ctx.domain.local.nz);
+        thinnest = int(-reducer.max(-double(thinnest)));
+        const int distributed = r.multigrid.contains("decomposed")
+                                    ? int(r.multigrid.at("decomposed").at("distributed_levels"))
+                                    : 0;
+        CHECK(thinnest < 8 || distributed >= 2, "{}: {} distributed levels with {}-cell blocks",
+              label, distributed, thinnest);
       }
       CHECK(!cap.steps.empty(), "{}: no output", label);
       double diff = INFINITY;
@@ -848,8 +992,8 @@ void test_multigrid_equivalence() {
                 cap.steps.back().step, ref.steps.back().step);
         }
       }
-      log(fmt::format("  {:<56} {} cycles (serial {}){}, max rel. diff {:.1e}", label, cycles,
-                      ref_cycles, uneven ? ", uneven blocks" : "", diff));
+      log(fmt::format("  {:<56} {} cycles (serial {}){}, max rel. diff {:.1e}; {}", label, cycles,
+                      ref_cycles, uneven ? ", uneven blocks" : "", diff, placement));
     }
   }
 }
@@ -919,6 +1063,76 @@ void test_singular_sweeps() {
     }
   }
 }
+#ifdef HEATSOLVE_HAVE_HDF5
+// A decomposed multigrid run (several distributed levels) continued from a checkpoint ends
+// bit for bit where the uninterrupted run ends: the cycles' arithmetic does not depend on
+// where the run started (multigrid cycles and implicit steps; mg-cg restarts a Krylov space).
+void test_multigrid_restart() {
+  const fs::path work = fs::path(g_workdir);
+  for (const Case& cs : multigrid_cases()) {
+    if (cs.name != "mg3d-mixed-dist" && cs.name != "mg3d-materials-dist" &&
+        cs.name != "implicit-euler3d-dist")
+      continue;
+    const std::int64_t first = 3;  // cycles or steps before the checkpoint
+    Config cfg = cs.cfg;
+    const std::string dir = (work / fmt::format("{}-restart", cs.name)).string();
+    if (g_rank == 0) {
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    cfg.output_directory = dir;
+    cfg.deck = {{"name", "mpi-multigrid-restart-" + cs.name}};
+    CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, {0, 0, 0});
+    MpiReducer reducer(dec.comm());
+    const auto run = [&](const Config& c, const std::string& restart, CaptureWriter* cap) {
+      MpiHaloExchanger<float> ex_f(dec, c.halo);
+      MpiHaloExchanger<double> ex_d(dec, c.halo);
+      RunContext ctx;
+      ctx.domain = dec.domain();
+      ctx.backend_options.kernel = c.kernel;
+      ctx.reducer = &reducer;
+      ctx.comm = dec.comm();
+      ctx.checkpoint_comm = dec.io_comm();
+      ctx.exchanger_f = &ex_f;
+      ctx.exchanger_d = &ex_d;
+      ctx.restart_path = restart;
+      return run_any(c, ctx, {cap});
+    };
+    CaptureWriter whole, part_out, resumed;
+    const RunResult ref = run(cfg, "", &whole);
+    Config part = cfg;
+    part.checkpoint_every = first;
+    if (cfg.problem == ProblemType::Poisson) {
+      part.max_iterations = first;
+    } else {
+      part.steps = first;
+      part.end_time = cfg.dt * double(first);
+    }
+    run(part, "", &part_out);
+    const RunResult r = run(cfg, checkpoint_path(dir, first), &resumed);
+    const std::string label =
+        fmt::format("{} np{} {} restarted at {}", cs.name, g_size, dec.describe(), first);
+    CHECK(ref.steps > first, "{}: the whole run took {} steps", label, ref.steps);
+    CHECK(r.start_step == first, "{}: started at {}", label, r.start_step);
+    CHECK(r.steps == ref.steps && r.converged == ref.converged, "{}: {} steps, whole run {}", label,
+          r.steps, ref.steps);
+    CHECK(r.final_residual == ref.final_residual, "{}: final residual {:.17g}, whole run {:.17g}",
+          label, r.final_residual, ref.final_residual);
+    bool same = false;
+    if (!whole.steps.empty() && !resumed.steps.empty()) {
+      const std::vector<double> a = gather_global(whole.steps.back(), cfg, dec.comm());
+      const std::vector<double> b = gather_global(resumed.steps.back(), cfg, dec.comm());
+      std::string where;
+      if (g_rank == 0) {
+        same = bitwise_equal(a, b, &where);
+        CHECK(same, "{}: final field differs from the whole run's: {}", label, where);
+      }
+    }
+    log(fmt::format("  {:<64} {}", label, same ? "bitwise equal" : "DIFFERS"));
+  }
+}
+#endif
 
 }  // namespace
 
@@ -953,6 +1167,9 @@ int main(int argc, char** argv) {
     test_equivalence();
     test_multigrid_equivalence();
     test_singular_sweeps();
+#ifdef HEATSOLVE_HAVE_HDF5
+    test_multigrid_restart();
+#endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[rank %d] exception: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

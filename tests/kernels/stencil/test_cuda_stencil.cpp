@@ -486,6 +486,78 @@ TEST(CudaStencil, SlabRegionsTileToTheFullSweep) {
   }
 }
 
+// The multigrid smoother of a decomposed level sweeps its core and boundary slabs with the
+// face rules (stencil_region_with_boundary: 2.5d-tma applies them in the sweep, the others
+// fill the slab's ghosts): the slabs must tile to apply_boundary + stencil()'s bits, with
+// the Exchange faces' ghosts (a neighbour's layers) read from memory, for every variant and
+// rule (Robin takes the ghost fill).
+TEST(CudaStencil, SlabRegionsWithRulesTileToTheGhostFillAndSweep) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  using B = BoundaryType;
+  for (const std::string& name : kVariants) {
+    for (int dims : {2, 3}) {
+      const int ax = dims == 3 ? 2 : 1;  // the stream axis: the split one
+      std::vector<BoundaryFaces> cases(3);
+      for (BoundaryFaces& bc : cases)
+        for (int f = 0; f < 6; ++f) bc[f] = {B::Dirichlet, 0.25 + 0.5 * f};
+      cases[0][2 * ax + 1] = {B::Exchange, 0.0};  // the lowest block of a split
+      cases[0][1] = {B::Neumann, -0.5};
+      cases[1][2 * ax] = {B::Exchange, 0.0};  // a middle block
+      cases[1][2 * ax + 1] = {B::Exchange, 0.0};
+      cases[2][2 * ax] = {B::Exchange, 0.0};  // the highest, a Robin face
+      cases[2][0] = {B::Robin, 0.3, 0.6};
+      if (dims == 3) cases[1][2] = {B::Periodic, 0.0}, cases[1][3] = {B::Periodic, 0.0};
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const BoundaryFaces& bc = cases[ci];
+        SCOPED_TRACE(name + " " + std::to_string(dims) + "D case " + std::to_string(ci));
+        BackendOptions opts;
+        opts.kernel = name;
+        auto dev = make_backend<double>(BackendKind::Cuda, opts);
+        const GridDesc g = make_grid(dims);
+        dev->prepare(g);
+        const std::size_t n = g.padded_size();
+        std::vector<double> host(n), fh(n);
+        for (auto& v : host) v = dist(rng);
+        for (auto& v : fh) v = dist(rng);
+        auto u_full = dev->allocate(n), u_split = dev->allocate(n), f = dev->allocate(n),
+             full = dev->allocate(n), split = dev->allocate(n);
+        u_full->copy_from_host(host.data());
+        u_split->copy_from_host(host.data());
+        f->copy_from_host(fh.data());
+        const StencilCoeffs<double> c = heat_coeffs<double>(g, 1.0, 0.2 * stable_dt(g, 1.0));
+        dev->apply_boundary(u_full->data(), g, bc);
+        dev->stencil(u_full->data(), full->data(), f->data(), g, c);
+        const int outer = dims == 3 ? g.nz : g.ny;
+        const int cuts[] = {0, 1, 3, outer - 1, outer};
+        for (int s = 0; s + 1 < 5; ++s) {
+          CellRange r;
+          r.hi = {g.nx, g.ny, dims == 3 ? g.nz : 1};
+          r.lo[ax] = cuts[s];
+          r.hi[ax] = cuts[s + 1];
+          ASSERT_TRUE(dev->stencil_region_with_boundary(u_split->data(), split->data(), f->data(),
+                                                        g, c, bc, r));
+        }
+        CellRange partial_x;
+        partial_x.hi = {g.nx - 1, g.ny, dims == 3 ? g.nz : 1};
+        EXPECT_FALSE(dev->stencil_region_with_boundary(u_split->data(), split->data(), f->data(), g,
+                                                       c, bc, partial_x));
+        std::vector<double> a(n), b(n);
+        full->copy_to_host(a.data());
+        split->copy_to_host(b.data());
+        const int nz = dims == 3 ? g.nz : 1;
+        for (int k = 0; k < nz; ++k)
+          for (int j = 0; j < g.ny; ++j)
+            for (int i = 0; i < g.nx; ++i) {
+              const std::int64_t idx = g.index(i, j, dims == 3 ? k : 0);
+              ASSERT_EQ(a[idx], b[idx]) << "at " << i << "," << j << "," << k;
+            }
+      }
+    }
+  }
+}
+
 TEST(CudaStencil, UnknownKernelAndBadBlockThrow) {
   SKIP_WITHOUT_GPU();
   BackendOptions o;

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# One call on a machine with 2 GPUs: multigrid across GPUs (distributed coarse levels,
+# docs/mpi.md "Multigrid") against one GPU, in the same call:
+#   * 3D Poisson, double, tolerance 1e-10 (inputs/poisson_multigrid.yaml): multigrid and mg-cg;
+#     implicit heat: Crank-Nicolson, 10 steps (inputs/heat_implicit.yaml, time.end 0.05);
+#   * strong: 512^3 in all on 1 and 2 GPUs; weak: 512^3 per GPU (2 GPUs: 512 x 512 x 1024 on a
+#     1 x 1 x 2 box, so that cells stay cubes); 2 ranks split z ([1, 1, 2]), halos auto (IPC);
+#   * extras on the strong multigrid case: execution.overlap false, and agglomerate_below
+#     128^3 and 32^3 around the default 64^3;
+#   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, 2 ranks).
+# Prints per run: wall seconds (set-up included), set-up, cycles, the hierarchy; a table of
+# speed-ups and efficiencies; and the per-level timing (seconds, halo exchanges, gathers) of
+# the 2-GPU runs from summary.json's multigrid.decomposed.
+#   OUT=/tmp/out bash scripts/gpu_multigrid_mpi.sh
+# Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
+# SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
+# BACKEND (default cuda; cpu for a dry run).
+source "$(dirname "$0")/gpu_common.sh"
+export OMP_NUM_THREADS=4
+REPEAT=${REPEAT:-1}
+N=${N:-512}
+NG=$(nvidia-smi -L | wc -l)
+[ "$NG" -ge 2 ] || echo "warning: $NG GPU(s): the 2-rank runs share a device"
+[ "${SKIP_BUILD:-0}" = 1 ] || gpu_build heatsolve heatsolve_mpi_tests
+WORK=${WORK:-/tmp/mgmpi}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+BACKEND=${BACKEND:-cuda}  # cpu: a dry run of the script on a machine without GPUs
+POISSON=(inputs/poisson_multigrid.yaml --set solver.tolerance=1e-10 --set execution.backend=$BACKEND
+  --set execution.precision=double)
+HEAT=(inputs/heat_implicit.yaml --set time.end=0.05 --set execution.backend=$BACKEND
+  --set execution.precision=double)
+STRONG=(--set "grid.cells=[$N,$N,$N]")
+WEAK=(--set "grid.cells=[$N,$N,$((2 * N))]" --set "grid.length=[1.0,1.0,2.0]")
+
+# run <label> <ranks> <repeats> <deck and --set arguments...>
+run() {
+  local label=$1 np=$2 reps=$3 rep
+  shift 3
+  for rep in $(seq "$reps"); do
+    local dir="$WORK/$label.$rep"
+    local cmd=("$HS" run "$@" -q --set output.directory="$dir" --set "output.formats=[]")
+    if [ "$np" -gt 1 ]; then
+      cmd=(mpirun --bind-to none -np "$np" "${cmd[@]}" --set "execution.decomposition=[1,1,$np]")
+    fi
+    timeout 150 "${cmd[@]}" >"$dir.log" 2>&1 || echo "$label: rc=$? $(tail -3 "$dir.log")"
+  done
+  echo "$label" >>"$WORK/labels"
+  python3 - "$WORK" "$label" <<'PY'
+import glob, json, os, sys
+work, label = sys.argv[1:3]
+for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
+    s = json.load(open(path))
+    m = s.get("multigrid", {})
+    print(f"  {label:<24} ranks={s['ranks']} wall={s['wall_seconds']:.3f}s "
+          f"setup={m.get('setup_seconds', 0):.3f}s steps/its={s.get('iterations', s.get('steps'))} cycles={m.get('cycles')} "
+          f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} | {m.get('hierarchy')}")
+PY
+}
+
+for m in multigrid mg-cg; do
+  stamp "Poisson $m: 1 GPU ${N}^3, 2 GPUs strong ${N}^3, 2 GPUs weak ${N}^2 x $((2 * N))"
+  run "${m}_1" 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" --set solver.method=$m
+  run "${m}_strong_2" 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" --set solver.method=$m
+  run "${m}_weak_2" 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" --set solver.method=$m
+done
+stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, 2 GPUs strong, 2 GPUs weak"
+run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
+run cn_strong_2 2 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
+run cn_weak_2 2 "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
+stamp "extras: strong multigrid without overlap; agglomerate_below 128^3 and 32^3"
+run multigrid_strong_2_no_overlap 2 1 "${POISSON[@]}" "${STRONG[@]}" --set execution.overlap=false
+run multigrid_strong_2_below_128 2 1 "${POISSON[@]}" "${STRONG[@]}" \
+  --set solver.multigrid.agglomerate_below=2097152
+run multigrid_strong_2_below_32 2 1 "${POISSON[@]}" "${STRONG[@]}" \
+  --set solver.multigrid.agglomerate_below=32768
+
+stamp "table"
+python3 - "$WORK" "$N" <<'PY'
+import glob, json, os, sys
+work, n = sys.argv[1], sys.argv[2]
+S = {}  # label -> the fastest repeat's summary
+for label in open(os.path.join(work, "labels")).read().split():
+    for path in glob.glob(os.path.join(work, label + ".*", "summary.json")):
+        s = json.load(open(path))
+        if label not in S or s["wall_seconds"] < S[label]["wall_seconds"]:
+            S[label] = s
+def t(label):
+    return S[label]["wall_seconds"] if label in S else float("nan")
+def cyc(label):
+    return S[label].get("multigrid", {}).get("cycles", 0) if label in S else 0
+def setup(label):
+    return S[label].get("multigrid", {}).get("setup_seconds", 0) if label in S else 0
+print(f"wall seconds (set-up included), fastest of the repeats; weak: {n}^3 per GPU")
+print("| case | 1 GPU | 2 GPUs strong | speed-up (target >= 1.6) | 2 GPUs weak | weak efficiency (target >= 0.85) | per cycle |")
+print("|---|---|---|---|---|---|---|")
+for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("cn", "Crank-Nicolson 10 steps")):
+    one, st, wk = f"{case}_1", f"{case}_strong_2", f"{case}_weak_2"
+    per = (t(one) / max(cyc(one), 1)) / (t(wk) / max(cyc(wk), 1)) if cyc(wk) else float("nan")
+    print(f"| {name} | {t(one):.3f} s, {cyc(one)} cycles (set-up {setup(one):.3f}) "
+          f"| {t(st):.3f} s, {cyc(st)} cycles (set-up {setup(st):.3f}) | {t(one) / t(st):.2f}x "
+          f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.2f} | {per:.2f} |")
+for label in ("multigrid_strong_2_no_overlap", "multigrid_strong_2_below_128", "multigrid_strong_2_below_32"):
+    print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t('multigrid_1') / t(label):.2f}x | | | |")
+print()
+def fmt(v):
+    return "-" if v is None else f"{v:.4f}"
+for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_strong_2",
+              "multigrid_strong_2_no_overlap"):
+    if label not in S:
+        continue
+    m = S[label]["multigrid"]
+    d = m.get("decomposed", {})
+    sec = m.get("seconds", {})
+    print(f"{label}: wall {S[label]['wall_seconds']:.3f} s; smoother+residual {sec.get('smoother_and_residual', 0):.3f}, "
+          f"transfer {sec.get('transfer', 0):.3f}, coarse {sec.get('coarse_solve', 0):.3f} s; "
+          f"{d.get('distributed_levels')} distributed levels, gathered {d.get('gathered_level')} on "
+          f"{d.get('gathered_on')}: gathers {d.get('agglomeration_seconds', 0):.4f} s, exchanges "
+          f"{d.get('exchange_seconds', 0):.4f} s (rank 0)")
+    print("  | level | placement | grid | block | seconds | exchange s | exchanges |")
+    for lv in d.get("levels", []):
+        print(f"  | {lv['level']} | {lv['placement']} | {lv.get('grid', '-')} | {lv.get('block', '-')} "
+              f"| {lv['seconds']:.4f} | {fmt(lv.get('exchange_seconds'))} | {lv.get('exchanges', '-')} |")
+PY
+
+if [ "${SKIP_SUITE:-0}" != 1 ]; then
+  stamp "MPI equivalence suite on the GPUs (2 ranks, CUDA backend)"
+  HEATSOLVE_TEST_BACKEND=$BACKEND timeout 180 mpirun --bind-to none -np 2 \
+    "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
+  echo "suite rc=$?"
+  grep -E "DIFFERS|FAILED|PASSED|-dist np2 .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
+fi
+cp -r "$WORK"/*.log "$OUT/" 2>/dev/null
+for f in "$WORK"/*/summary.json; do cp "$f" "$OUT/$(basename "$(dirname "$f")").summary.json"; done
+stamp done
