@@ -440,6 +440,10 @@ int run_command(const RunOptions& opts) {
     } else {
       exchanger_d = make_exchanger<double>(*decomposition, cfg.halo);
       ctx.exchanger_d = exchanger_d.get();
+      if (cfg.mixed_precision) {  // the float hierarchy's finest level exchanges its halos too
+        exchanger_f = make_exchanger<float>(*decomposition, cfg.halo);
+        ctx.exchanger_f = exchanger_f.get();
+      }
     }
   } else {
     ctx.domain = serial_domain(cfg.grid(), cfg.boundary);

@@ -3,11 +3,16 @@
 
 namespace heatsolve {
 
-// Prolongation order of the coarse-grid correction (Backend::prolong_add).
-enum class Prolongation { Constant, Linear };
+// Prolongation order of the coarse-grid correction (Backend::prolong_add). Cubic (exact for
+// cubics per axis) is full multigrid's interpolation of a coarse solution
+// (Backend::interpolate): its order must exceed the discretisation's (2) for one pass to land
+// at the discretisation error; not a choice of the deck's.
+enum class Prolongation { Constant, Linear, Cubic };
 // V: one visit per level and cycle; F: a V-cycle started from each coarser level in turn
-// (more coarse work, fewer cycles).
-enum class MultigridCycle { V, F };
+// (more coarse work, fewer cycles); FMG: full multigrid (nested iteration from the coarsest
+// level: solved there, interpolated up, one V-cycle per level) as the first pass, V-cycles
+// after it.
+enum class MultigridCycle { V, F, FMG };
 // Weighted Jacobi (omega tuned to the dimension) or Chebyshev-accelerated Jacobi (the
 // sweeps' weights are the roots of the Chebyshev polynomial on the smoothing range).
 enum class MultigridSmoother { Jacobi, Chebyshev };

@@ -129,7 +129,7 @@ double scheme_theta(TimeScheme s) {
 }
 
 const char* to_string(MultigridCycle c) {
-  return c == MultigridCycle::V ? "v" : "f";
+  return c == MultigridCycle::V ? "v" : c == MultigridCycle::F ? "f" : "fmg";
 }
 
 const char* to_string(MultigridSmoother s) {
@@ -137,7 +137,7 @@ const char* to_string(MultigridSmoother s) {
 }
 
 const char* to_string(Prolongation p) {
-  return p == Prolongation::Linear ? "linear" : "constant";
+  return p == Prolongation::Linear ? "linear" : p == Prolongation::Constant ? "constant" : "cubic";
 }
 
 const char* to_string(CompressionType c) {

@@ -190,6 +190,10 @@ struct Config {
 
   BackendKind backend = BackendKind::Auto;
   Precision precision = Precision::Double;
+  // execution.precision: mixed: a double run (precision Double: fields, checkpoints, output)
+  // whose multigrid solves (multigrid, mg-cg, implicit steps) smooth and transfer their
+  // correction equation in float (solvers/multigrid/mixed.hpp).
+  bool mixed_precision = false;
   std::string kernel = "auto";
   std::array<int, 3> block{0, 0, 0};
   int time_block = 0;                         // temporal blocking factor; 0 = auto

@@ -1450,7 +1450,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
                       "coarse_tolerance", "agglomerate_below"});
     MultigridSettings& s = cfg.multigrid;
     s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
-      return choice(e, w, {MultigridCycle::V, MultigridCycle::F});
+      return choice(e, w, {MultigridCycle::V, MultigridCycle::F, MultigridCycle::FMG});
     });
     s.smoother = mv.optional("smoother", s.smoother, [](const DeckNode& e, const std::string& w) {
       return choice(e, w, {MultigridSmoother::Jacobi, MultigridSmoother::Chebyshev});
@@ -1517,6 +1517,24 @@ void check_stencil_choice(const MapView& v, const Config& cfg, const DeckFeature
                      cfg.kernel, need / 10, need % 10, have / 10, have % 10));
 }
 
+// execution.precision: mixed solves multigrid's correction equation in float: it needs a
+// multigrid solve (a Poisson deck's multigrid or mg-cg, or implicit heat steps).
+void check_mixed_precision(const MapView& v, const Config& cfg) {
+  const bool implicit = cfg.problem == ProblemType::Heat && cfg.scheme != TimeScheme::Explicit;
+  const bool multigrid =
+      cfg.problem == ProblemType::Poisson &&
+      (cfg.method == SolverMethod::Multigrid || cfg.method == SolverMethod::MultigridCG);
+  if (implicit || multigrid) return;
+  const std::string what = cfg.problem == ProblemType::Heat
+                               ? "explicit heat steps"
+                               : fmt::format("solver.method {}", to_string(cfg.method));
+  fail(v.get("precision")->loc,
+       fmt::format("execution.precision: mixed solves multigrid's correction equation in float: "
+                   "it applies to solver.method multigrid or mg-cg (poisson) and to implicit heat "
+                   "steps, not to {}; use float or double",
+                   what));
+}
+
 void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features) {
   const MapView v(n, "execution",
                   {"backend", "precision", "kernel", "block", "time_block", "decomposition", "halo",
@@ -1528,9 +1546,14 @@ void read_execution(const DeckNode& n, Config& cfg, const DeckFeatures& features
     return choice(e, w, {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda});
   });
   check_cuda_device(v, cfg, features);
-  cfg.precision = get("precision", cfg.precision, [](const DeckNode& e, const std::string& w) {
-    return choice(e, w, {Precision::Float, Precision::Double});
-  });
+  // mixed: double fields, the multigrid correction equation in float (Config::mixed_precision).
+  const std::vector<std::string> precisions{"float", "double", "mixed"};
+  const std::size_t precision =
+      get("precision", std::size_t(1),
+          [&](const DeckNode& e, const std::string& w) { return choice_index(e, w, precisions); });
+  cfg.precision = precision == 0 ? Precision::Float : Precision::Double;
+  cfg.mixed_precision = precision == 2;
+  if (cfg.mixed_precision) check_mixed_precision(v, cfg);
   cfg.kernel = get("kernel", cfg.kernel, [](const DeckNode& e, const std::string& w) {
     return kKernelNames[choice_index(e, w, kKernelNames)];
   });

@@ -218,16 +218,48 @@ class Backend {
   // fine += P coarse. Constant: each child takes its parent's value. Linear: the parent P
   // plus, per halved axis, (N - P)/4 with N the parent's neighbour on the child's side along
   // that axis (exact for linear fields; reads face neighbours only, never edge or corner
-  // ghosts); reads coarse's ghost cells, so fill them first.
+  // ghosts); reads coarse's ghost cells, so fill them first. Constant or Linear only
+  // (Cubic is interpolate()'s).
   virtual void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                            const std::array<int, 3>& ratio, Prolongation p) {
     (void)coarse, (void)gc, (void)fine, (void)gf, (void)ratio, (void)p;
     throw BackendError("prolong_add() is not implemented by backend " + name());
   }
+  // fine = P coarse on the interior of gf (writes, where prolong_add adds): full multigrid's
+  // interpolation of a coarse solution. Constant and Linear as prolong_add; Cubic: per
+  // halved axis the 4-point Lagrange interpolant at the child's centre (the nodes -2..1 around
+  // the parent for the lower child, -1..2 for the upper; shifted inward by one at a wall, so
+  // that one ghost layer suffices), tensor product over the halved axes (64 coarse values in
+  // 3D): exact for cubics per axis (kernels/multigrid/interpolation.hpp). Reads coarse's face
+  // ghosts (fill them first); an edge or corner ghost it needs is taken as the linear
+  // extrapolation of the face ghosts next to it (g_a + g_b - inner: no kernel fills edges or
+  // corners).
+  virtual void interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                           const std::array<int, 3>& ratio, Prolongation p) {
+    (void)coarse, (void)gc, (void)fine, (void)gf, (void)ratio, (void)p;
+    throw BackendError("interpolate() is not implemented by backend " + name());
+  }
   // sum a*b over the interior, accumulated in double, deterministic.
   virtual double dot(const T* a, const T* b, const GridDesc& g) {
     (void)a, (void)b, (void)g;
     throw BackendError("dot() is not implemented by backend " + name());
+  }
+
+  // ---- Mixed precision (kernels/field/) -------------------------------------------------------
+  // A double solve whose correction equation a float hierarchy solves (execution.precision:
+  // mixed) moves values between the precisions with these two, over n values of padded
+  // arrays in order (ghosts included). The float array belongs to a Backend<float> of the
+  // same kind on the same device, whose work is ordered with this one's (CUDA: both queue on
+  // the legacy default stream).
+  // dst = float(scale * src), the product in double, rounded to nearest.
+  virtual void to_float(const T* src, float* dst, std::size_t n, double scale = 1.0) {
+    (void)src, (void)dst, (void)n, (void)scale;
+    throw BackendError("to_float() is not implemented by backend " + name());
+  }
+  // dst = a dst + b src, in double, rounded to T (a == 0: dst = b src, dst is not read).
+  virtual void add_float(T* dst, double a, const float* src, double b, std::size_t n) {
+    (void)dst, (void)a, (void)src, (void)b, (void)n;
+    throw BackendError("add_float() is not implemented by backend " + name());
   }
 
   // Waits until the lane's queued work is done.

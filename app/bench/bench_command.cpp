@@ -40,7 +40,9 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_flag("--gemm", o.gemm, "benchmark the GEMM ladder (and cuBLAS)");
   cmd->add_flag("--multigrid", o.multigrid,
                 "time to solution of 3D Poisson by multigrid and mg-cg against sweeps and Jacobi "
-                "(--size, default 256; --precision float|double, both when not given)");
+                "(--size, default 256; --precision float|double, both when not given; double "
+                "adds mixed precision, full multigrid and one FMG pass to the discretisation "
+                "error)");
   cmd->add_option("--backend", o.backend,
                   "stencils and --multigrid: auto (the GPU when there is one, else the CPU), cpu "
                   "or cuda")

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/field/cpu/convert_cpu.hpp"
 #include "kernels/multigrid/cpu/transfer_cpu.hpp"
 #include "kernels/stencil/cpu/variable_cpu.hpp"
 
@@ -109,7 +110,17 @@ class CpuBackend final : public Backend<T> {
                    const std::array<int, 3>& ratio, Prolongation p) override {
     cpu_prolong_add(coarse, gc, fine, gf, ratio, p);
   }
+  void interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                   const std::array<int, 3>& ratio, Prolongation p) override {
+    cpu_interpolate(coarse, gc, fine, gf, ratio, p);
+  }
   double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
+  void to_float(const T* src, float* dst, std::size_t n, double scale = 1.0) override {
+    cpu_to_float(src, dst, n, scale);
+  }
+  void add_float(T* dst, double a, const float* src, double b, std::size_t n) override {
+    cpu_add_float(dst, a, src, b, n);
+  }
 
  private:
   struct Described {

@@ -338,8 +338,20 @@ class CudaBackend final : public Backend<T> {
                    const std::array<int, 3>& ratio, Prolongation p) override {
     launch_prolong_add<T>(coarse, gc, fine, gf, ratio, p, stream_);
   }
+  void interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                   const std::array<int, 3>& ratio, Prolongation p) override {
+    launch_interpolate<T>(coarse, gc, fine, gf, ratio, p, stream_);
+  }
   double dot(const T* a, const T* b, const GridDesc& g) override {
     return dot_interior<T>(a, b, g, stream_, &reduce_ws_);
+  }
+  // Mixed precision (kernels/field/cuda): on the main stream, which the float backend of a
+  // mixed solve shares (the legacy default stream).
+  void to_float(const T* src, float* dst, std::size_t n, double scale = 1.0) override {
+    launch_to_float<T>(src, dst, n, scale, stream_);
+  }
+  void add_float(T* dst, double a, const float* src, double b, std::size_t n) override {
+    launch_add_float<T>(dst, a, src, b, n, stream_);
   }
 
   void synchronize(Lane lane = Lane::Main) override {

@@ -1,13 +1,17 @@
 // An iterative solve of A u = f on the finest level, one step at a time: multigrid cycles, or
 // mg-cg (flexible PCG preconditioned by one V-cycle). Poisson solves (solvers/steady/) and
-// implicit heat steps (solvers/time/) drive it and decide when to stop.
+// implicit heat steps (solvers/time/) drive it and decide when to stop. In mixed precision
+// (T = double with MixedParts) the cycles and the preconditioner are a float hierarchy's
+// (solvers/multigrid/mixed.hpp): the cycles become iterative refinement of the double u.
 #pragma once
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "io/config.hpp"
+#include "solvers/multigrid/mixed.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/steady/pcg.hpp"
 
@@ -16,9 +20,12 @@ namespace heatsolve {
 template <typename T>
 class MultigridIteration {
  public:
-  // `method`: Multigrid (cycles) or MultigridCG.
+  // `method`: Multigrid (cycles) or MultigridCG. `mixed` (T = double only): the correction
+  // equation in float on these parts; `agglomeration` is then unused.
   MultigridIteration(const HelmholtzOperator<T>& fine, const MultigridSettings& settings,
-                     SolverMethod method, std::unique_ptr<Agglomeration<T>> agglomeration);
+                     SolverMethod method, std::unique_ptr<Agglomeration<T>> agglomeration,
+                     MixedParts mixed = {});
+  ~MultigridIteration();
 
   // Starts on A u = f from u (the deck's faces); returns ||f - A u|| over all ranks.
   double start(T* u, const T* f);
@@ -26,13 +33,23 @@ class MultigridIteration {
   double iterate(T* u, const T* f);
   // mg-cg's running residual drifts from f - A u by rounding (in float, below the precision's
   // floor): a step that claims rn / reference <= tolerance is confirmed on the true residual,
-  // and CG restarts from it when that misses. Cycles return the true residual already.
+  // and CG restarts from it when that misses. In float, and in double once a restart was
+  // needed, every iteration returns the true residual (so that a solve at the floor stagnates
+  // visibly and stops there, as cycles do). Cycles return the true residual already.
   double confirm(T* u, const T* f, double rn, double reference, double tolerance);
   // f - A u as of the last start() or iterate().
   const T* residual();
+  // With solver.multigrid.cycle: fmg, the next iterate() is a full-multigrid pass (then
+  // V-cycles, or CG restarted from it): of the problem (Deck: u's values are replaced; a
+  // steady solve from its initial field) or of u's correction (Homogeneous: u's residual as
+  // of start(); an implicit step from the previous one). Otherwise nothing.
+  void plan_fmg(BoundaryMode form);
 
-  Multigrid<T>& multigrid() { return *mg_; }
-  const Multigrid<T>& multigrid() const { return *mg_; }
+  // The hierarchy's singular problem (no Dirichlet face, sigma 0) and its mean removal
+  // (x -= mean(x); otherwise nothing).
+  bool singular() const;
+  void remove_mean(T* x);
+  bool mixed() const { return bool(mixed_); }
   // summary.json's multigrid block: the settings, hierarchy, cycles and their factors, time
   // per phase.
   nlohmann::json report(const Config& cfg, std::int64_t cycles, const std::vector<double>& factors,
@@ -40,16 +57,36 @@ class MultigridIteration {
 
   // Padded fields the iteration allocates beyond the hierarchy (mg-cg's CG vectors, or the
   // cycles' residual).
-  static double footprint_fields(SolverMethod method) {
-    return method == SolverMethod::MultigridCG ? 4 : 1;
+  static double footprint_fields(SolverMethod method, MultigridCycle cycle = MultigridCycle::V) {
+    if (method == SolverMethod::MultigridCG) return 4;
+    return cycle == MultigridCycle::FMG ? 2 : 1;  // + FMG's correction
   }
 
  private:
+  // The hierarchy's description, in whichever precision it runs.
+  int levels() const;
+  std::string describe() const;
+  int coarse_iterations() const;
+  // mixed: sqrt(cells) / ||r|| for the next correction's residual.
+  void rescale(double rn);
+  // The full-multigrid pass plan_fmg() asked for; returns the residual norm after it.
+  double fmg_pass(T* u, const T* f);
+
   const HelmholtzOperator<T>& op_;
   SolverMethod method_;
-  std::unique_ptr<Multigrid<T>> mg_;
-  std::unique_ptr<Array<T>> r_;  // cycles: the residual
-  std::unique_ptr<Pcg<T>> cg_;   // mg-cg
+  MultigridSettings settings_;
+  std::unique_ptr<Multigrid<T>> mg_;        // the hierarchy in T (not mixed)
+  std::unique_ptr<FloatCorrection> mixed_;  // the float hierarchy (mixed, T = double)
+  std::unique_ptr<Array<T>> r_;             // cycles: the residual
+  std::unique_ptr<Array<T>> ones_;          // mixed and singular: a field of ones in T
+  std::unique_ptr<Array<T>> e_;             // cycles: FMG's correction (allocated at first use)
+  bool fmg_next_ = false;
+  BoundaryMode fmg_form_ = BoundaryMode::Deck;
+  std::unique_ptr<Pcg<T>> cg_;  // mg-cg
+  // mg-cg: return the true residual at every iteration (float; double after a restart).
+  bool track_true_ = false;
+  // A recurrence this far below the true residual has left it: restart from the true one.
+  static constexpr double kGapFactor = 10.0;
 };
 
 }  // namespace heatsolve

@@ -358,14 +358,22 @@ void Multigrid<T>::remove_mean(T* x) {
 
 template <typename T>
 void Multigrid<T>::cycle(T* u, const T* f) {
-  visit(0, u, f, settings_.cycle, BoundaryMode::Deck);
+  // FMG's cycles after its first pass (MultigridIteration) are V-cycles.
+  const MultigridCycle type =
+      settings_.cycle == MultigridCycle::F ? MultigridCycle::F : MultigridCycle::V;
+  visit(0, u, f, type, BoundaryMode::Deck);
   if (singular_) level_remove_mean(0, u);
 }
 
 template <typename T>
 void Multigrid<T>::precondition(const T* r, T* e) {
+  correction(r, e, MultigridCycle::V);
+}
+
+template <typename T>
+void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
   levels_[0].op.space().zero(e);
-  visit(0, e, r, MultigridCycle::V, BoundaryMode::Homogeneous);
+  visit(0, e, r, type, BoundaryMode::Homogeneous);
   if (singular_) level_remove_mean(0, e);
 }
 
@@ -377,7 +385,7 @@ void Multigrid<T>::precondition(const T* r, T* e) {
 template <typename T>
 void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
   if (!agg_ && l == int(levels_.size()) - 1) {
-    coarse_solve(l, x, f);
+    coarse_solve(l, x, f, m);
     return;
   }
   const bool smoothed = l > 0 || smooth_finest_;
@@ -507,7 +515,7 @@ void Multigrid<T>::exchange(int l, T* x) {
 // values, e from 0) to a relative residual of settings.coarse_tolerance. Coarse levels
 // start from x = 0, so e is their solution; a hierarchy of one level corrects the caller's x.
 template <typename T>
-void Multigrid<T>::coarse_solve(int l, T* x, const T* f) {
+void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
   double slot = 0;
   {
     Level& lv = levels_[l];
@@ -515,7 +523,7 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f) {
     PhaseTimer<T> t(s.backend(), slot);
     Pcg<T>& cg = *lv.cg;
     T* e = lv.tmp->data();
-    level_residual(l, x, f, cg.residual(), BoundaryMode::Homogeneous);
+    level_residual(l, x, f, cg.residual(), m);
     if (singular_) level_remove_mean(l, cg.residual());
     s.zero(e);
     cg.start_from_residual();
@@ -532,6 +540,53 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f) {
     coarse_iterations_ = it;
   }
   timing_.coarse += slot;
+}
+
+// ---- Full multigrid ---------------------------------------------------------------------------
+
+template <typename T>
+void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
+  Backend<T>& backend = levels_[0].op.backend();
+  if (agg_) {  // the coarse levels live on rank 0: no nested iteration (yet)
+    levels_[0].op.space().zero(u);
+    visit(0, u, f, MultigridCycle::V, m);
+    if (singular_) level_remove_mean(0, u);
+    return;
+  }
+  const int last = int(levels_.size()) - 1;
+  const auto x = [&](int l) { return l == 0 ? u : levels_[l].u->data(); };
+  const auto rhs = [&](int l) -> const T* { return l == 0 ? f : levels_[l].f->data(); };
+  // The right side on every level: the mean of the children (a source density, and the
+  // fluxes of Neumann and heat-flux faces that variable coefficients carry in it).
+  {
+    PhaseTimer<T> t(backend, timing_.transfer);
+    for (int l = 0; l < last; ++l) {
+      T* coarse = levels_[l + 1].f->data();
+      if (rhs(l))
+        backend.restrict_average(rhs(l), grid(l), coarse, grid(l + 1), levels_[l].ratio);
+      else
+        levels_[l + 1].op.space().zero(coarse);
+    }
+  }
+  levels_[last].op.space().zero(x(last));
+  coarse_solve(last, x(last), rhs(last), m);
+  // The interpolation of a solution: cubic where the corrections are linear (smooth
+  // coefficients); variable coefficients keep their own order (a solution kinks at a jump).
+  const Prolongation order =
+      settings_.prolongation == Prolongation::Linear ? Prolongation::Cubic : settings_.prolongation;
+  for (int l = last - 1; l >= 0; --l) {
+    {
+      PhaseTimer<T> t(backend, timing_.transfer);
+      // The coarse solution's ghosts: the problem's faces, or a correction's mirror rules.
+      if (m == BoundaryMode::Deck)
+        levels_[l + 1].op.fill(x(l + 1), m);
+      else
+        levels_[l + 1].op.fill_for_interpolation(x(l + 1));
+      backend.interpolate(x(l + 1), grid(l + 1), x(l), grid(l), levels_[l].ratio, order);
+    }
+    visit(l, x(l), rhs(l), MultigridCycle::V, m);
+  }
+  if (singular_) level_remove_mean(0, u);
 }
 
 template class Multigrid<float>;

@@ -52,7 +52,18 @@ class Multigrid : public Preconditioner<T> {
   void cycle(T* u, const T* f);
   // e = one V-cycle from zero on A e = r with zero face values (the mg-cg preconditioner).
   void precondition(const T* r, T* e);
+  // e = one cycle of `type` (V or F) from zero on A e = r with zero face values (a mixed
+  // solve's correction: solvers/multigrid/mixed.hpp).
+  void correction(const T* r, T* e, MultigridCycle type);
   void apply(const T* r, T* z) override { precondition(r, z); }
+  // One full-multigrid pass (solver.multigrid.cycle: fmg) on A u = f with `m`'s faces on
+  // every level (Deck: the problem, its face values lowered for each level's spacing;
+  // Homogeneous: a correction equation, f a residual): f averaged down to every level, the
+  // coarsest level solved, then on each finer level the coarser solution interpolated
+  // (Backend::interpolate: cubic with the linear prolongation, else the hierarchy's own)
+  // and one V-cycle. u's values on entry are not used; f null means zero. A decomposed
+  // hierarchy (coarse levels on rank 0) runs one V-cycle from u = 0 instead.
+  void fmg(T* u, const T* f, BoundaryMode m);
   // x -= mean(x) (singular problems; otherwise nothing).
   void remove_mean(T* x);
   bool singular() const { return singular_; }
@@ -85,13 +96,16 @@ class Multigrid : public Preconditioner<T> {
   void build(const HelmholtzOperator<T>& fine, std::unique_ptr<Agglomeration<T>> agglomeration);
   void build_ones();  // a field of ones per level (singular problems' mean removal)
   const GridDesc& grid(int l) const { return levels_[l].op.grid(); }
-  BoundaryMode mode(int l, BoundaryMode fine) const {
-    return l == 0 ? fine : BoundaryMode::Homogeneous;
+  // The faces level l is swept with: a visit's own (a cycle's coarser levels are visited
+  // with Homogeneous ones; full multigrid visits each level with the problem's).
+  BoundaryMode mode(int l, BoundaryMode m) const {
+    (void)l;
+    return m;
   }
   void smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   void visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
-  void coarse_solve(int l, T* x, const T* f);
+  void coarse_solve(int l, T* x, const T* f, BoundaryMode m = BoundaryMode::Homogeneous);
   void level_remove_mean(int l, T* x);
   // The last distributed level l: its residual restricted, gathered, corrected by the
   // gathered hierarchy and the correction prolongated onto x.

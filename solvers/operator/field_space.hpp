@@ -20,6 +20,12 @@ class FieldSpace {
   FieldSpace(Backend<T>& backend, const GridDesc& g, std::function<double(double)> global_sum = {})
       : backend_(&backend), g_(g), global_sum_(std::move(global_sum)) {}
 
+  // The same grid and ranks with fields of precision U on `backend` (mixed precision).
+  template <typename U>
+  FieldSpace<U> in_precision(Backend<U>& backend) const {
+    return FieldSpace<U>(backend, g_, global_sum_);
+  }
+
   Backend<T>& backend() const { return *backend_; }
   const GridDesc& grid() const { return g_; }
   bool decomposed() const { return bool(global_sum_); }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "solvers/problem/materials.hpp"
@@ -238,7 +239,7 @@ template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::with_split_exchange(SplitExchange<T> split) const {
   HelmholtzOperator op = *this;
   op.split_ = std::move(split);
-  op.core_ = exchange_core_range(grid(), faces_);
+  op.core_ = exchange_core_range(grid(), *faces_);
   op.shell_ = shell_ranges(grid(), op.core_);
   return op;
 }
@@ -338,9 +339,11 @@ template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(
     FieldSpace<T> space, std::function<void(T*)> exchange,
     const std::function<void(std::vector<double>&)>& exchange_double) const {
+  // The deck's face values stay in the Deck mode (full multigrid's coarse problems); coarse
+  // corrections take the Homogeneous one.
   if (!is_variable())
-    return HelmholtzOperator(std::move(space), zero_values(deck_faces_), sigma_, alpha_,
-                             std::move(exchange), k_);
+    return HelmholtzOperator(std::move(space), deck_faces_, sigma_, alpha_, std::move(exchange),
+                             k_);
   const GridDesc& gf = grid();
   const GridDesc& gc = space.grid();
   std::array<int, 3> r{1, 1, 1};
@@ -354,7 +357,7 @@ HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(
   const std::vector<T> mass =
       arrays_.mass ? coarsen_cells(host_mass(), gf, gc, r) : std::vector<T>{};
   HelmholtzOperator op =
-      with_level(std::move(space), std::move(level), arrays_.exterior, mass, zero_faces_);
+      with_level(std::move(space), std::move(level), arrays_.exterior, mass, *faces_);
   op.exchange_ = std::move(exchange);
   return op;
 }
@@ -422,7 +425,45 @@ HelmholtzOperator<T> HelmholtzOperator<T>::with_level(FieldSpace<T> space,
   return op;
 }
 
+template <typename T>
+template <typename U>
+HelmholtzOperator<U> HelmholtzOperator<T>::in_precision(FieldSpace<U> space,
+                                                        std::function<void(U*)> exchange) const {
+  if (!is_variable())
+    return HelmholtzOperator<U>(std::move(space), deck_faces_, sigma_, alpha_, std::move(exchange),
+                                k_);
+  Backend<U>& b = space.backend();
+  const auto convert = [&](const std::shared_ptr<Array<T>>& a) -> std::shared_ptr<Array<U>> {
+    if (!a) return nullptr;
+    std::shared_ptr<Array<U>> out = b.allocate(a->size());
+    if constexpr (std::is_same_v<U, float>) {
+      backend().to_float(a->data(), out->data(), a->size());
+    } else {
+      std::vector<T> h = to_host(*a);
+      std::vector<U> c(h.begin(), h.end());
+      out->copy_from_host(c.data());
+    }
+    return out;
+  };
+  OperatorArrays<U> a;
+  a.wx = convert(arrays_.wx);
+  a.wy = convert(arrays_.wy);
+  a.wz = convert(arrays_.wz);
+  a.mass = convert(arrays_.mass);
+  a.scale = convert(arrays_.scale);
+  a.conductance = arrays_.conductance;
+  a.exterior = arrays_.exterior;
+  HelmholtzOperator<U> op = HelmholtzOperator<U>::variable(std::move(space), *faces_, std::move(a),
+                                                           anchored_, std::move(exchange));
+  op.deck_faces_ = deck_faces_;
+  op.interpolation_faces_ = interpolation_faces_;
+  backend().synchronize();  // the conversions, before this operator's arrays may go away
+  return op;
+}
+
 template class HelmholtzOperator<float>;
 template class HelmholtzOperator<double>;
+template HelmholtzOperator<float> HelmholtzOperator<double>::in_precision<float>(
+    FieldSpace<float>, std::function<void(float*)>) const;
 
 }  // namespace heatsolve

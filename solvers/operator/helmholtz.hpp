@@ -150,7 +150,9 @@ class HelmholtzOperator {
               bool reverse, BoundaryMode mode) const;
 
   // The same operator on a coarser grid `space` (transfers between them: kernels/multigrid/):
-  // zero face values, no exchange; variable coefficients averaged from this grid's: a coarse
+  // the deck's faces lowered for its spacing (Deck: the same problem on the coarse grid, as
+  // full multigrid solves it; Homogeneous: corrections), no exchange; variable coefficients
+  // averaged from this grid's (their Deck faces are this one's exterior values): a coarse
   // face's K/H^2 is the mean of the fine faces on it times (h/H)^2 along its normal, a coarse
   // cell's mass the mean of its children's.
   HelmholtzOperator coarsened(FieldSpace<T> space) const;
@@ -172,8 +174,16 @@ class HelmholtzOperator {
   HelmholtzOperator with_level(FieldSpace<T> space, std::shared_ptr<const ConductanceLevel> level,
                                const Exterior& exterior, const std::vector<T>& mass,
                                const BoundaryFaces& faces) const;
+  // The same operator in precision U on `space` (this grid on a Backend<U>: mixed precision's
+  // float hierarchy), with `exchange` for its Exchange faces: the constant representation
+  // from the same scalars and deck faces, the variable one with its arrays converted on the
+  // device (Backend::to_float) and the same host coefficients for coarsening.
+  template <typename U>
+  HelmholtzOperator<U> in_precision(FieldSpace<U> space, std::function<void(U*)> exchange) const;
 
  private:
+  template <typename>
+  friend class HelmholtzOperator;
   HelmholtzOperator() = default;
   void set_faces(const BoundaryFaces& kernel_faces);
   // out = form(x) on the cells of r (all cells: r null); false where the backend cannot

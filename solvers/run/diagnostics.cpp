@@ -69,6 +69,8 @@ double Diagnostics<T>::source_power(double t) const {
 
 template <typename T>
 double Diagnostics<T>::inflow_and_source(double t) {
+  // The faces and source as the scheme takes them at t (each step sets its own again).
+  if (sw_.inputs_vary()) sw_.set_inputs(t);
   sw_.sync_state();
   T* u = sw_.u().data();
   sw_.fill_ghosts(u);
@@ -104,11 +106,11 @@ double Diagnostics<T>::heat_content(const std::vector<T>& interior) const {
 }
 
 template <typename T>
-std::vector<double> Diagnostics<T>::face_inflows(const std::vector<T>& interior) const {
+std::vector<double> Diagnostics<T>::face_inflows(const std::vector<T>& interior, double t) const {
   const GridDesc& g = sw_.grid();
   const int ext[3] = {g.nx, g.ny, g.dims == 3 ? g.nz : 1};
   std::vector<double> flow(6, 0.0);
-  const BoundaryFaces& deck = sw_.domain().faces;
+  const BoundaryFaces deck = sw_.deck_faces(t);
   const Exterior exterior = exterior_resistances(deck);
   for (int f = 0; f < 2 * g.dims; ++f) {
     if (deck[f].type == BoundaryType::Exchange || deck[f].type == BoundaryType::Periodic) continue;
@@ -225,7 +227,8 @@ void Diagnostics<T>::row(std::int64_t step, double time) {
   hi = sw_.global_reduce(hi, ReduceOp::MaxAbs);
   const double mean = sw_.global_reduce(sum, ReduceOp::Sum) / double(sw_.global_points());
   const double heat = transient_ ? sw_.global_reduce(heat_content(u), ReduceOp::Sum) : 0.0;
-  std::vector<double> flows = face_inflows(u);
+  if (sw_.inputs_vary()) sw_.set_inputs(time);  // sw_.faces() at the row's time
+  std::vector<double> flows = face_inflows(u, time);
   double net = 0;
   for (double& f : flows) {
     f = sw_.global_reduce(f, ReduceOp::Sum);

@@ -42,7 +42,7 @@ class Diagnostics {
   double inflow_and_source(double t);
   double source_power(double t) const;
   double heat_content(const std::vector<T>& interior) const;
-  std::vector<double> face_inflows(const std::vector<T>& interior) const;
+  std::vector<double> face_inflows(const std::vector<T>& interior, double t) const;
 
   const Config& cfg_;
   Sweeper<T>& sw_;

@@ -72,6 +72,8 @@ class Sweeper {
   // uniform material: the deck's, with Exchange faces; regions: the kernel rules), for
   // HelmholtzOperator::set_face_values.
   BoundaryFaces operator_faces(double t) const;
+  // The block's deck faces (Exchange kept) with their values at time t (diagnostics' flows).
+  BoundaryFaces deck_faces(double t) const { return deck_faces_at(t, t, 0.0); }
 
   // ---- Fields -----------------------------------------------------------------------------
   Array<T>& u() { return *u_; }

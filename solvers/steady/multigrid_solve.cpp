@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <type_traits>
+#include <utility>
+
+#include "solvers/multigrid/mixed_plan.hpp"
 
 namespace heatsolve {
 
@@ -23,8 +26,11 @@ Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local,
   bool dirichlet = false;
   for (int f = 0; f < 2 * cfg.dimensions; ++f)
     dirichlet = dirichlet || cfg.boundary[f].type == BoundaryType::Dirichlet;
-  fp.add(Multigrid<T>::footprint_fields(local, !dirichlet), "multigrid hierarchy");
-  fp.add(MultigridIteration<T>::footprint_fields(cfg.method),
+  fp.add(cfg.mixed_precision ? FloatCorrection::footprint_fields(local, !dirichlet)
+                             : Multigrid<T>::footprint_fields(local, !dirichlet),
+         cfg.mixed_precision ? "multigrid hierarchy (float)" : "multigrid hierarchy");
+  if (cfg.mixed_precision && !dirichlet) fp.add(1, "ones");
+  fp.add(MultigridIteration<T>::footprint_fields(cfg.method, cfg.multigrid.cycle),
          cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
   if (!has_source_field(cfg)) fp.add(1, "zero source");
   return fp;
@@ -34,11 +40,14 @@ template <typename T>
 StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
   const auto t0 = std::chrono::steady_clock::now();
+  MixedParts mixed = mixed_parts(sw_);
+  std::unique_ptr<Agglomeration<T>> agglomeration;
+  if (!mixed) agglomeration = plan_agglomeration<T>(sw_.context(), cfg);
   solve_ = std::make_unique<MultigridIteration<T>>(op_, cfg.multigrid, cfg.method,
-                                                   plan_agglomeration<T>(sw_.context(), cfg));
+                                                   std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Multigrid<T>& mg = solve_->multigrid();
+  MultigridIteration<T>& mg = *solve_;
   T* f = sw_.source_or_zero();
   // The singular shift and, without a source, the reference residual come from the deck's
   // initial field, so that a restarted run shifts f and measures its residual as the
@@ -66,6 +75,10 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   if (restored) {
     it_ = start_it_ = restored->step;
     rn = solve_->start(sw_.u().data(), f);
+  } else {
+    // cycle: fmg: the first cycle is a full-multigrid pass on the problem (a restarted run
+    // continues with the V-cycles that followed it).
+    solve_->plan_fmg(BoundaryMode::Deck);
   }
   rn_ = rn;
   residual_ = rn / reference_;

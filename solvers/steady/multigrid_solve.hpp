@@ -28,7 +28,7 @@ class MultigridSolve final : public Solver<T> {
   std::int64_t total() const override { return sw_.config().max_iterations; }
   StepReport start(const CheckpointState* restored) override;
   StepReport advance(std::int64_t count, Monitor monitor) override;
-  void finish() override { solve_->multigrid().remove_mean(sw_.u().data()); }
+  void finish() override { solve_->remove_mean(sw_.u().data()); }
   void result(RunResult& r) const override;
 
  private:

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
+#include "solvers/multigrid/mixed_plan.hpp"
 #include "solvers/time/explicit_heat.hpp"
 
 namespace heatsolve {
@@ -19,8 +21,10 @@ Footprint ImplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, b
   (void)decomposed;
   Footprint fp;
   fp.add(1, "right side");
-  fp.add(Multigrid<T>::footprint_fields(local, false), "multigrid hierarchy");
-  fp.add(MultigridIteration<T>::footprint_fields(cfg.method),
+  fp.add(cfg.mixed_precision ? FloatCorrection::footprint_fields(local, false)
+                             : Multigrid<T>::footprint_fields(local, false),
+         cfg.mixed_precision ? "multigrid hierarchy (float)" : "multigrid hierarchy");
+  fp.add(MultigridIteration<T>::footprint_fields(cfg.method, cfg.multigrid.cycle),
          cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
   return fp;
 }
@@ -41,8 +45,11 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   const auto t0 = std::chrono::steady_clock::now();
   op_ = std::make_unique<HelmholtzOperator<T>>(sw_.make_operator(sigma, false, true));
   if (variable) rhs_variable_ = op_->combine(c, 1.0 / theta);
+  MixedParts mixed = mixed_parts(sw_);
+  std::unique_ptr<Agglomeration<T>> agglomeration;
+  if (!mixed) agglomeration = plan_agglomeration<T>(sw_.context(), cfg);
   solve_ = std::make_unique<MultigridIteration<T>>(*op_, cfg.multigrid, cfg.method,
-                                                   plan_agglomeration<T>(sw_.context(), cfg));
+                                                   std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const GridDesc& g = sw_.grid();
@@ -89,6 +96,8 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   sw_.v().copy_from(sw_.u());  // u^n, for the rate of change
   const double b_norm = sw_.norm2(sw_.backend().reduce(b, sw_.grid(), ReduceOp::SumSquares));
   double rn = solve_->start(u, b);
+  // cycle: fmg: the step's first cycle is a full-multigrid pass on u^n's correction.
+  solve_->plan_fmg(BoundaryMode::Homogeneous);
   const double reference = b_norm > 0 ? b_norm : 1.0;
   const std::int64_t max_cycles = std::min<std::int64_t>(cfg.max_iterations, 1000);
   std::int64_t k = 0;

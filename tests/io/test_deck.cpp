@@ -327,6 +327,19 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.post_sweeps, 3);
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
   EXPECT_EQ(d.multigrid.agglomerate_below, 64 * 64 * 64);
+  EXPECT_FALSE(d.mixed_precision);
+  // Full multigrid and mixed precision (double fields, a float hierarchy).
+  const Config f = parse(
+      "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+      "solver: {method: multigrid, multigrid: {cycle: fmg}}\nexecution: {precision: mixed}\n");
+  EXPECT_EQ(f.multigrid.cycle, MultigridCycle::FMG);
+  EXPECT_EQ(f.precision, Precision::Double);
+  EXPECT_TRUE(f.mixed_precision);
+  // Implicit heat steps take mixed precision too (their default method is multigrid).
+  const Config h = parse(
+      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+      "time: {end: 0.01, dt: 0.001, scheme: crank-nicolson}\nexecution: {precision: mixed}\n");
+  EXPECT_TRUE(h.mixed_precision);
 }
 
 // Implicit schemes have no stability limit: a dt hundreds of times dt_max validates, keeps
@@ -655,7 +668,18 @@ const BadDeck kBadDecks[] = {
      "solver.multigrid.smoother: unknown value 'gauss-seidel'; valid values: jacobi, chebyshev", 5,
      32},
     {"unknown_cycle", kBase + "solver: {multigrid: {cycle: w}}\n",
-     "solver.multigrid.cycle: unknown value 'w'; valid values: v, f", 5, 29},
+     "solver.multigrid.cycle: unknown value 'w'; valid values: v, f, fmg", 5, 29},
+    {"mixed_precision_explicit_heat", kBase + "execution: {precision: mixed}\n",
+     "execution.precision: mixed solves multigrid's correction equation in float: it applies to "
+     "solver.method multigrid or mg-cg (poisson) and to implicit heat steps, not to explicit "
+     "heat steps",
+     5, 24},
+    {"mixed_precision_jacobi",
+     "name: t\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+     "solver: {method: anderson}\nexecution: {backend: cpu, precision: mixed}\n",
+     "not to solver.method anderson; use float or double", 5, 38},
+    {"unknown_precision", kBase + "execution: {precision: half}\n",
+     "execution.precision: unknown value 'half'; valid values: float, double, mixed", 5, 24},
     {"unknown_multigrid_key", kBase + "solver: {multigrid: {cylce: v}}\n",
      "unknown key 'cylce' in 'solver.multigrid' (did you mean 'cycle'?)", 5, 22},
     {"no_sweeps", kBase + "solver: {multigrid: {pre_sweeps: 0, post_sweeps: 0}}\n",

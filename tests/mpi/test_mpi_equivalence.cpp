@@ -72,6 +72,9 @@ void log(const std::string& s) {
 struct Case {
   std::string name;
   Config cfg;
+  // Multigrid: cycles the decomposed run may take beyond the serial one's (full multigrid's
+  // pass is a V-cycle from zero when the coarse levels are agglomerated).
+  int extra_cycles = 0;
 };
 
 Config base_config(int dims, std::array<int, 3> cells, std::int64_t steps, Precision prec) {
@@ -700,6 +703,16 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"mg3d-mixed", c});
     c.method = SolverMethod::MultigridCG;
     out.push_back({"mgcg3d-mixed", c});
+    // execution.precision: mixed: the float hierarchy exchanges its finest halos in float and
+    // agglomerates its coarse levels in float.
+    c.mixed_precision = true;
+    out.push_back({"mgcg3d-mixed-precision", c});
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-mixed-precision", c});
+    // Full multigrid: nested iteration serially, one V-cycle from zero when agglomerated.
+    c.mixed_precision = false;
+    c.multigrid.cycle = MultigridCycle::FMG;
+    out.push_back({"mg3d-fmg", c, 3});
   }
   {  // 3D singular (Neumann x, periodic y and z): the source shift and the zero mean are global
     Config c = poisson(base_config(3, {16, 16, 12}, 0, Precision::Double), 1e-10);
@@ -751,6 +764,11 @@ std::vector<Case> multigrid_cases() {
     c.boundary_tables[4] = TimeTable({{0.0, 0.5}, {c.end_time / 2, -1.0}});
     c.source.value_table = TimeTable({{0.0, 1.0}, {c.end_time, 3.0}});
     out.push_back({"crank-nicolson3d-tables", c});
+    c.boundary_tables = {};
+    c.source.value_table.reset();
+    c.method = SolverMethod::MultigridCG;
+    c.mixed_precision = true;
+    out.push_back({"crank-nicolson-mgcg3d-mixed-precision", c});
   }
   {  // materials by region: mg-cg Poisson and an implicit step, convective and heat-flux faces
     Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
@@ -965,8 +983,9 @@ void test_multigrid_equivalence() {
         CHECK(std::abs(cycles - ref_cycles) <= (uneven ? double(cfg.steps) : 0.0),
               "{}: {} cycles, serial {}", label, cycles, ref_cycles);
       } else {
-        CHECK(std::abs(cycles - ref_cycles) <= (uneven ? 1.0 : 0.0), "{}: {} cycles, serial {}",
-              label, cycles, ref_cycles);
+        CHECK(cycles - ref_cycles <= (uneven ? 1.0 : 0.0) + cs.extra_cycles &&
+                  ref_cycles - cycles <= (uneven ? 1.0 : 0.0),
+              "{}: {} cycles, serial {}", label, cycles, ref_cycles);
       }
       // Blocks of at least 8 cells a side keep the first coarse level distributed too.
       if (cfg.multigrid.agglomerate_below == 0 && g_size > 1 && !uneven) {
@@ -988,8 +1007,9 @@ void test_multigrid_equivalence() {
           diff = max_relative_difference(global, ref.steps.back().data);
           CHECK(diff <= 1e-8, "{}: max relative difference {:.3e} from the serial run", label,
                 diff);
-          CHECK(cap.steps.back().step == ref.steps.back().step, "{}: final step {} vs {}", label,
-                cap.steps.back().step, ref.steps.back().step);
+          // A Poisson solve's final step is its cycle count (checked above with its slack).
+          CHECK(cs.extra_cycles > 0 || cap.steps.back().step == ref.steps.back().step,
+                "{}: final step {} vs {}", label, cap.steps.back().step, ref.steps.back().step);
         }
       }
       log(fmt::format("  {:<56} {} cycles (serial {}){}, max rel. diff {:.1e}; {}", label, cycles,

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -64,6 +67,30 @@ __global__ void fill_separable_kernel(T* __restrict__ out, GridDesc g, T offset,
   }
 }
 
+// Mixed precision: flat loops over padded arrays, grid-stride, the arithmetic in double
+// (unfused, as the CPU reference does it: the same bits).
+template <typename T>
+__global__ void to_float_kernel(const T* __restrict__ src, float* __restrict__ dst, std::size_t n,
+                                double scale) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    dst[i] = __double2float_rn(__dmul_rn(scale, double(src[i])));
+}
+
+template <typename T>
+__global__ void add_float_kernel(T* __restrict__ dst, double a, const float* __restrict__ src,
+                                 double b, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const double v = __dmul_rn(b, double(src[i]));
+    dst[i] = static_cast<T>(a == 0.0 ? v : __dadd_rn(__dmul_rn(a, double(dst[i])), v));
+  }
+}
+
+unsigned flat_blocks(std::size_t n) {
+  return unsigned(std::min<std::size_t>((n + 255) / 256, 65535));
+}
+
 }  // namespace
 
 template <typename T>
@@ -81,6 +108,28 @@ template void launch_fill_separable<float>(float*, const GridDesc&, float, float
                                            const float*, cudaStream_t);
 template void launch_fill_separable<double>(double*, const GridDesc&, double, double, const double*,
                                             const double*, cudaStream_t);
+
+template <typename T>
+void launch_to_float(const T* src, float* dst, std::size_t n, double scale, cudaStream_t stream) {
+  if (n == 0) return;
+  to_float_kernel<T><<<flat_blocks(n), 256, 0, stream>>>(src, dst, n, scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_add_float(T* dst, double a, const float* src, double b, std::size_t n,
+                      cudaStream_t stream) {
+  if (n == 0) return;
+  add_float_kernel<T><<<flat_blocks(n), 256, 0, stream>>>(dst, a, src, b, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+template void launch_to_float<float>(const float*, float*, std::size_t, double, cudaStream_t);
+template void launch_to_float<double>(const double*, float*, std::size_t, double, cudaStream_t);
+template void launch_add_float<float>(float*, double, const float*, double, std::size_t,
+                                      cudaStream_t);
+template void launch_add_float<double>(double*, double, const float*, double, std::size_t,
+                                       cudaStream_t);
 
 template <typename T>
 void launch_combine(T* out, const T* const* in, const double* coeffs, int count, const GridDesc& g,

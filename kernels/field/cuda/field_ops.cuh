@@ -1,7 +1,9 @@
-// Pointwise field operations on padded GridDesc fields (Anderson mixing).
+// Pointwise field operations on padded GridDesc fields (Anderson mixing; mixed precision).
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cstddef>
 
 #include "core/grid.hpp"
 
@@ -23,5 +25,12 @@ void launch_combine(T* out, const T* const* in, const double* coeffs, int count,
 template <typename T>
 void launch_fill_separable(T* out, const GridDesc& g, T offset, T scale, const T* plane,
                            const T* column, cudaStream_t stream);
+// dst = float(scale * src) over n values (Backend::to_float). Asynchronous on `stream`.
+template <typename T>
+void launch_to_float(const T* src, float* dst, std::size_t n, double scale, cudaStream_t stream);
+// dst = a dst + b src over n values (a == 0: dst not read; Backend::add_float).
+template <typename T>
+void launch_add_float(T* dst, double a, const float* src, double b, std::size_t n,
+                      cudaStream_t stream);
 
 }  // namespace heatsolve::cuda

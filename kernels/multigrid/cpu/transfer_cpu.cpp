@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/multigrid/interpolation.hpp"
+
 namespace heatsolve {
 
 template <typename T>
@@ -58,6 +60,19 @@ void cpu_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDes
 }
 
 template <typename T>
+void cpu_interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                     const std::array<int, 3>& ratio, Prolongation p) {
+  const bool d3 = gf.dims == 3;
+  const int nz = d3 ? gf.nz : 1;
+  const int halved[3] = {ratio[0] == 2, ratio[1] == 2, d3 && ratio[2] == 2};
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < gf.ny; ++j)
+      for (int i = 0; i < gf.nx; ++i)
+        fine[gf.index(i, j, k)] = static_cast<T>(mg::interpolated(coarse, gc, i, j, k, halved, p));
+}
+
+template <typename T>
 double cpu_dot(const T* a, const T* b, const GridDesc& g) {
   const int nz = g.dims == 3 ? g.nz : 1;
   const std::int64_t rows = std::int64_t(g.ny) * nz;
@@ -78,6 +93,8 @@ double cpu_dot(const T* a, const T* b, const GridDesc& g) {
   template void cpu_restrict_average<T>(const T*, const GridDesc&, T*, const GridDesc&, \
                                         const std::array<int, 3>&);                     \
   template void cpu_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,      \
+                                   const std::array<int, 3>&, Prolongation);            \
+  template void cpu_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,      \
                                    const std::array<int, 3>&, Prolongation);            \
   template double cpu_dot<T>(const T*, const T*, const GridDesc&);
 HEATSOLVE_INSTANTIATE(float)

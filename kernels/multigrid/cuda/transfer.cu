@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
+#include "kernels/multigrid/interpolation.hpp"
 
 namespace heatsolve::cuda {
 
@@ -116,7 +117,34 @@ __global__ void prolong_add_kernel(const T* __restrict__ coarse, const GridDesc 
   }
 }
 
+// fine(i, j, k) = P coarse (Backend::interpolate; kernels/multigrid/interpolation.hpp, the
+// CPU's arithmetic).
+template <typename T>
+__global__ void interpolate_kernel(const T* __restrict__ coarse, const GridDesc gc,
+                                   T* __restrict__ fine, const GridDesc gf, const Halving h,
+                                   const Prolongation p) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= gf.nx) return;
+  const std::int64_t rows = std::int64_t(gf.ny) * (gf.dims == 3 ? gf.nz : 1);
+  const int halved[3] = {h.sx, h.sy, h.sz};
+  for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += std::int64_t(gridDim.y) * blockDim.y) {
+    const int j = int(r % gf.ny), k = int(r / gf.ny);  // k == 0 in 2D
+    fine[gf.index(i, j, k)] = static_cast<T>(mg::interpolated(coarse, gc, i, j, k, halved, p));
+  }
+}
+
 }  // namespace
+
+template <typename T>
+void launch_interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream) {
+  const Halving h = check_transfer(gf, gc, ratio, "interpolate");
+  if (gf.interior_size() == 0) return;
+  const RowLaunch l = row_launch(gf);
+  interpolate_kernel<T><<<l.grid, l.block, 0, stream>>>(coarse, gc, fine, gf, h, p);
+  CUDA_CHECK_LAUNCH();
+}
 
 template <typename T>
 void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
@@ -140,10 +168,12 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
   CUDA_CHECK_LAUNCH();
 }
 
-#define HS_INSTANTIATE(T)                                                                  \
-  template void launch_restrict_average<T>(const T*, const GridDesc&, T*, const GridDesc&, \
-                                           const std::array<int, 3>&, cudaStream_t);       \
-  template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,      \
+#define HS_INSTANTIATE(T)                                                                     \
+  template void launch_restrict_average<T>(const T*, const GridDesc&, T*, const GridDesc&,    \
+                                           const std::array<int, 3>&, cudaStream_t);          \
+  template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
+                                      const std::array<int, 3>&, Prolongation, cudaStream_t); \
+  template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
                                       const std::array<int, 3>&, Prolongation, cudaStream_t);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)

@@ -28,4 +28,10 @@ template <typename T>
 void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                         const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream);
 
+// fine = P coarse over the interior cells of gf (Backend::interpolate; same checks). Reads
+// coarse's face ghosts: fill them first. Asynchronous on `stream`.
+template <typename T>
+void launch_interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream);
+
 }  // namespace heatsolve::cuda

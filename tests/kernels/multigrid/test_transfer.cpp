@@ -219,6 +219,91 @@ TYPED_TEST(MultigridTransferCpu, RestrictionOfConstant) {
   }
 }
 
+// f = a cubic per axis at the centre of cell (i, j, k) of g, with the quadratic cross terms
+// (`cross`) or without them (a sum of functions of one axis each).
+double polynomial(const GridDesc& g, int i, int j, int k, bool cross) {
+  const double x = (i + 0.5) * g.hx, y = (j + 0.5) * g.hy, z = g.dims == 3 ? (k + 0.5) * g.hz : 0.0;
+  const double separable = 0.3 + 1.7 * x - 2.1 * y + 0.9 * z + 2.3 * x * x - 1.1 * y * y +
+                           0.7 * z * z + 0.4 * x * x * x - 0.3 * y * y * y + 0.2 * z * z * z;
+  return separable + (cross ? 1.3 * x * y - 0.6 * y * z + 0.8 * x * z : 0.0);
+}
+
+// A coarse field of `fn` at the interior and face ghosts, NaN at edge and corner ghosts (the
+// interpolation synthesises those).
+template <typename T, class Fn>
+std::vector<T> coarse_with_face_ghosts(const GridDesc& gc, Fn&& fn) {
+  return padded_field<T>(gc, [&](int i, int j, int k) {
+    const int outside =
+        (i < 0 || i >= gc.nx) + (j < 0 || j >= gc.ny) + (gc.dims == 3 && (k < 0 || k >= gc.nz));
+    return outside > 1 ? std::numeric_limits<double>::quiet_NaN() : fn(i, j, k);
+  });
+}
+
+// Whether the cubic stencil of fine index `c` (parent c / 2) on a halved axis of n coarse
+// cells reads a ghost: the centred 4 points around the child, shifted inward at the wall.
+bool reads_ghost(int c, int n) {
+  const int parent = c / 2;
+  return (c & 1) ? parent == 0 || parent >= n - 2 : parent <= 1 || parent == n - 1;
+}
+
+// Full multigrid's cubic interpolation is exact for cubics per axis (one-sided at the walls)
+// and, where its stencil reads a ghost along at most one axis, for the quadratic cross terms
+// too (an edge ghost is synthesised by linear extrapolation, exact only for sums of functions
+// of one axis). It writes the interior only.
+TYPED_TEST(MultigridTransferCpu, CubicInterpolationIsExactForCubicsAndQuadratics) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  for (const Level& l : linear_levels()) {
+    SCOPED_TRACE(l.name);
+    const GridDesc& gc = l.coarse;
+    for (const bool cross : {false, true}) {
+      const auto fn = [&](const GridDesc& g, int i, int j, int k) {
+        return polynomial(g, i, j, k, cross);
+      };
+      const auto coarse =
+          coarse_with_face_ghosts<T>(gc, [&](int i, int j, int k) { return fn(gc, i, j, k); });
+      const T ghost = T(7.75);
+      std::vector<T> fine(l.fine.padded_size(), ghost);
+      cpu->interpolate(coarse.data(), gc, fine.data(), l.fine, l.ratio, Prolongation::Cubic);
+      int checked = 0;
+      for_interior(l.fine, [&](int i, int j, int k, std::int64_t idx) {
+        const int ghosts = (l.ratio[0] == 2 && reads_ghost(i, gc.nx)) +
+                           (l.ratio[1] == 2 && reads_ghost(j, gc.ny)) +
+                           (gc.dims == 3 && l.ratio[2] == 2 && reads_ghost(k, gc.nz));
+        if (cross && ghosts > 1) return;
+        EXPECT_NEAR(double(fine[idx]), fn(l.fine, i, j, k), tol<T>(100.0))
+            << (cross ? "with cross terms" : "separable") << " (" << i << "," << j << "," << k
+            << ")";
+        ++checked;
+      });
+      EXPECT_GT(checked, 0);
+      for (std::size_t n = 0; n < fine.size(); ++n)
+        if (!interior(l.fine, n)) ASSERT_EQ(fine[n], ghost) << "fine ghost " << n << " written";
+    }
+  }
+}
+
+// Constant and linear interpolation write what prolong_add adds to zero.
+TYPED_TEST(MultigridTransferCpu, InterpolateEqualsProlongationOntoZero) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  unsigned seed = 50;
+  for (const Level& l : linear_levels()) {
+    for (Prolongation p : {Prolongation::Constant, Prolongation::Linear}) {
+      SCOPED_TRACE(l.name + (p == Prolongation::Linear ? " linear" : " constant"));
+      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
+      poison_edges(coarse, l.coarse);
+      std::vector<T> want(l.fine.padded_size(), T(0));
+      cpu->prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+      std::vector<T> got(l.fine.padded_size(), T(0));
+      cpu->interpolate(coarse.data(), l.coarse, got.data(), l.fine, l.ratio, p);
+      for_interior(l.fine, [&](int, int, int, std::int64_t idx) {
+        EXPECT_NEAR(double(got[idx]), double(want[idx]), tol<T>(1.0));
+      });
+    }
+  }
+}
+
 TYPED_TEST(MultigridTransferCpu, DotAgainstHandSums) {
   using T = TypeParam;
   auto cpu = make_backend<T>(BackendKind::Cpu, {});
@@ -334,6 +419,61 @@ TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
       EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
           << "index " << at << " got " << got[at] << " want " << want[at];
     }
+  }
+}
+
+// Full multigrid's interpolation, every order: the device's bits are the CPU's (one shared
+// implementation, products and sums rounded one by one), edge and corner ghosts synthesised.
+TYPED_TEST(MultigridTransferCuda, InterpolateMatchesCpu) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 300;
+  for (const Level& l : random_levels()) {
+    for (Prolongation p : {Prolongation::Constant, Prolongation::Linear, Prolongation::Cubic}) {
+      SCOPED_TRACE(l.name + " " + std::to_string(int(p)));
+      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
+      poison_edges(coarse, l.coarse);  // never read: synthesised from the face ghosts
+      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
+      std::vector<T> want = fine0, got(fine0.size());
+      cpu->interpolate(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
+      dc->copy_from_host(coarse.data());
+      df->copy_from_host(fine0.data());
+      dev->interpolate(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
+      df->copy_to_host(got.data());
+      std::size_t at = 0;
+      EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
+          << "index " << at << " got " << got[at] << " want " << want[at];
+    }
+  }
+}
+
+// Mixed precision's conversions (Backend::to_float, add_float) against the CPU's.
+TEST(MixedPrecisionCuda, ConversionsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<double>(BackendKind::Cpu, {});
+  auto dev = make_backend<double>(BackendKind::Cuda, {});
+  auto dev_f = make_backend<float>(BackendKind::Cuda, {});
+  const std::size_t n = 100003;
+  const std::vector<double> src = random_field<double>(n, 7);
+  const std::vector<double> dst0 = random_field<double>(n, 8);
+  std::vector<float> want_f(n), got_f(n);
+  cpu->to_float(src.data(), want_f.data(), n, 3.5e-3);
+  auto ds = dev->allocate(n), dd = dev->allocate(n);
+  auto df = dev_f->allocate(n);
+  ds->copy_from_host(src.data());
+  dev->to_float(ds->data(), df->data(), n, 3.5e-3);
+  df->copy_to_host(got_f.data());
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got_f[i], want_f[i]) << i;
+  for (const double a : {0.0, 1.0}) {
+    std::vector<double> want = dst0, got(n);
+    cpu->add_float(want.data(), a, want_f.data(), 1.0 / 3.5e-3, n);
+    dd->copy_from_host(dst0.data());
+    dev->add_float(dd->data(), a, df->data(), 1.0 / 3.5e-3, n);
+    dd->copy_to_host(got.data());
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "a " << a << " at " << i;
   }
 }
 

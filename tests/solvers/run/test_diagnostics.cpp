@@ -137,6 +137,42 @@ TEST(Diagnostics, ImplicitBalanceIsAtTheSolverTolerance) {
   }
 }
 
+// Faces and source that follow tables over time: each row's flows are the faces' at the row's
+// time, and the balance stays at rounding level (explicit) / the tolerance (implicit), with
+// and without regions.
+TEST(Diagnostics, BalanceHoldsWithInputsOverTime) {
+  const std::vector<std::string> tables{
+      "boundary.x-={type: heat_flux, value: {table: [[0.0, 2.0e4], [30.0, -1.0e4]]}}",
+      "boundary.x+={type: dirichlet, value: {table: [[0.0, 290.0], [60.0, 330.0]]}}",
+      "boundary.y+={type: convective, h: 500.0, ambient: {table: [[0.0, 280.0], [60.0, 350.0]]}}",
+      "source.value={table: [[0.0, 2.0e6], [50.0, 0.0]]}"};
+  for (const bool regions : {false, true})
+    for (const char* scheme : {"explicit", "crank-nicolson"}) {
+      std::vector<std::string> overrides = tables;
+      overrides.push_back(fmt::format("time.scheme={}", scheme));
+      if (std::string(scheme) != "explicit")
+        overrides.insert(overrides.end(), {"time.dt=2.0", "time.steps=20", "solver.method=mg-cg",
+                                           "solver.tolerance=1.0e-12"});
+      if (regions)
+        overrides.push_back(
+            "materials=[{region: {sphere: {center: [0.06, 0.05, 0.04], radius: 0.03}}, "
+            "conductivity: 400.0, density: 8960.0, specific_heat: 385.0}]");
+      const Config cfg = parse_deck(kSlab, "<test>", overrides);
+      const std::string label = fmt::format("{}-{}", scheme, regions ? "regions" : "uniform");
+      const Table t = run_with_diagnostics(cfg, "tables-" + label, nullptr);
+      const std::size_t last = t.rows.size() - 1;
+      const double time = t.at(last, "time");
+      // heat_flux x-: the table's value at the row's time times the face's area.
+      const double q = time < 30.0 ? 2.0e4 - 3.0e4 * time / 30.0 : -1.0e4;
+      EXPECT_NEAR(t.at(last, "flow_x-"), q * 0.1 * 0.08, 1e-9 * std::abs(q)) << label;
+      const double gained = std::abs(t.at(last, "heat") - t.at(0, "heat"));
+      const double b = t.at(last, "balance");
+      std::printf("[ measured ] %s: t = %.3f, balance %.3e J of %.3e J gained\n", label.c_str(),
+                  time, b, gained);
+      EXPECT_LE(std::abs(b), (std::string(scheme) == "explicit" ? 1e-11 : 1e-6) * gained) << label;
+    }
+}
+
 TEST(Diagnostics, TheFileDoesNotDependOnTheTerminal) {
   const Config cfg = parse_deck(kSlab, "<test>");
   const Table quiet = run_with_diagnostics(cfg, "quiet", nullptr, false);
