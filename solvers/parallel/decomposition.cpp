@@ -245,6 +245,19 @@ double MpiReducer::sum(double local) const {
   return total;
 }
 
+void MpiReducer::sum_each(std::vector<double>& values) const {
+  if (size_ == 1 || values.empty()) return;
+  const int n = int(values.size());
+  std::vector<double> parts(std::size_t(size_) * values.size());
+  check_mpi(MPI_Allgather(values.data(), n, MPI_DOUBLE, parts.data(), n, MPI_DOUBLE, comm_),
+            "MPI_Allgather (reductions)");
+  for (int i = 0; i < n; ++i) {
+    double total = 0;
+    for (int r = 0; r < size_; ++r) total += parts[std::size_t(r) * n + i];  // as sum()
+    values[i] = total;
+  }
+}
+
 double MpiReducer::max(double local) const {
   if (size_ == 1) return local;
   double out = local;

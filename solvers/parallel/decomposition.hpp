@@ -104,6 +104,7 @@ class MpiReducer final : public Reducer {
   explicit MpiReducer(MPI_Comm comm);
   double sum(double local) const override;
   double max(double local) const override;
+  void sum_each(std::vector<double>& values) const override;
 
  private:
   MPI_Comm comm_;

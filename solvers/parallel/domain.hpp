@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/field_writer.hpp"
 #include "kernels/backend.hpp"
@@ -28,6 +29,8 @@ class Reducer {
   virtual ~Reducer() = default;
   virtual double sum(double local) const { return local; }
   virtual double max(double local) const { return local; }
+  // sum() of every value at once (one message however many): the same bits as value by value.
+  virtual void sum_each(std::vector<double>& values) const { (void)values; }
   double combine(double local, ReduceOp op) const {
     return op == ReduceOp::MaxAbs ? max(local) : sum(local);
   }

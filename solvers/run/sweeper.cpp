@@ -333,6 +333,11 @@ double Sweeper<T>::global_reduce(double local, ReduceOp op) const {
 }
 
 template <typename T>
+void Sweeper<T>::global_sum_each(std::vector<double>& values) const {
+  (ctx_.reducer ? *ctx_.reducer : serial_reducer_).sum_each(values);
+}
+
+template <typename T>
 FieldSpace<T> Sweeper<T>::space() {
   if (ctx_.domain.size <= 1) return FieldSpace<T>(*backend_, g_);
   return FieldSpace<T>(*backend_, g_, [this](double v) { return global_reduce(v, ReduceOp::Sum); });

@@ -105,6 +105,8 @@ class Sweeper {
 
   // ---- Sums over ranks ------------------------------------------------------------------------
   double global_reduce(double local, ReduceOp op) const;
+  // global_reduce(v, Sum) of each value, in one message.
+  void global_sum_each(std::vector<double>& values) const;
   double norm2(double local_sum_squares) const {
     return std::sqrt(global_reduce(local_sum_squares, ReduceOp::SumSquares));
   }

@@ -114,7 +114,7 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
   }
   if (mk > 0) {
     backend.gram(F_->data(), m_ + 1, F_->data(), m_ + 1, P, n_field, gram_.data());
-    for (double& v : gram_) v = sw_.global_reduce(v, ReduceOp::Sum);
+    sw_.global_sum_each(gram_);  // one message, not (m + 1)^2
     gamma_ = solve_anderson_least_squares(gram_, m_ + 1, mk);
     for (int j = 0; j < mk; ++j) {
       inputs_.push_back(G_->data() + j * P);
