@@ -126,8 +126,9 @@ double mean(const std::vector<double>& v) {
 // rules: ||f - shift + lap_h u|| / ||f - shift + lap_h u0||, u0 the decks' initial field (0 in
 // this file), so the boundary data count in both.
 double independent_residual(const Config& cfg, const std::vector<double>& u, double shift = 0) {
+  const std::vector<double> zero(u.size(), 0.0);  // HostField keeps a reference
   const HostField hf(cfg, u);
-  const HostField h0(cfg, std::vector<double>(u.size(), 0.0));
+  const HostField h0(cfg, zero);
   const std::vector<double> f = source_values(cfg);
   double rr = 0, r0 = 0;
   std::size_t idx = 0;
