@@ -107,9 +107,14 @@ sed -i 's/cells: \[12, 12, 12\]/cells: [20, 20, 20]/; s/steps: 120/steps: 400/; 
 hs long_ref.log run long.yaml -q --set output.directory=long_ref
 check "6. the uninterrupted long run exits 0 (got $rc)" test "$rc" = 0
 RANDOM=31  # reproducible
+# A run killed after its first output but before its first checkpoint leaves results and
+# nothing to continue from: the next attempt starts afresh (--overwrite), as a user would.
+restart_or_overwrite() {
+  if [[ -f random/checkpoint_latest ]]; then args+=(--restart latest); else args+=(--overwrite); fi
+}
 for attempt in $(seq 8); do
   args=(run long.yaml -q --set output.directory=random)
-  [[ -f random/checkpoint_latest ]] && args+=(--restart latest)
+  restart_or_overwrite
   "$bin" "${args[@]}" >"random.$attempt.log" 2>&1 &
   pid=$!
   sleep "$(printf '0.%02d' $((RANDOM % 60 + 25)))"
@@ -122,7 +127,7 @@ for attempt in $(seq 8); do
 done
 if [[ $rc != 0 ]]; then
   args=(run long.yaml -q --set output.directory=random)
-  [[ -f random/checkpoint_latest ]] && args+=(--restart latest)
+  restart_or_overwrite
   hs random.last.log "${args[@]}"
 fi
 check "6. after $attempt random kills the run completes (got $rc)" test "$rc" = 0
