@@ -28,6 +28,11 @@ struct MultigridSettings {
   // while they have at least this many cells in all; the first smaller one is gathered and
   // solved, with everything coarser, on every rank (0: distributed as far as blocks halve).
   long long agglomerate_below = 262144;  // 64^3
+  // Consecutive smoothing sweeps of a level in one fused pass where the backend can
+  // (Backend::stencil_sweeps: CUDA temporal blocking, the same bits), and the residual
+  // restricted without storing it (Backend::stencil_restrict); false: one sweep at a time
+  // (benchmarks compare the two).
+  bool fused = true;
 };
 
 }  // namespace heatsolve

@@ -1447,7 +1447,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
   if (const DeckNode* mg = v.get("multigrid")) {
     const MapView mv(*mg, v.path("multigrid"),
                      {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation",
-                      "coarse_tolerance", "agglomerate_below"});
+                      "coarse_tolerance", "agglomerate_below", "fused"});
     MultigridSettings& s = cfg.multigrid;
     s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
       return choice(e, w, {MultigridCycle::V, MultigridCycle::F, MultigridCycle::FMG});
@@ -1473,6 +1473,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
                                       [](const DeckNode& e, const std::string& w) {
                                         return static_cast<long long>(nonnegative_integer(e, w));
                                       });
+    s.fused = mv.optional("fused", s.fused, boolean);
   }
 }
 

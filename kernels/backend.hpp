@@ -60,6 +60,11 @@ struct BackendOptions {
   std::array<int, 3> block{0, 0, 0};  // optional thread-block shape; 0 = variant default
   int time_block = 0;  // steps per fused pass (kernel "temporal"); 0 = auto: timed in prepare()
   int device = -1;     // CUDA device; -1 = current
+  // stencil_sweeps fuses sweeps into temporal passes on grids of at least this many interior
+  // cells: on smaller ones a pass has too few tiles to fill the GPU and its planes run in
+  // sequence (H100, double, a 3-sweep pass: 67 us at 128^3, 72 us at 64^3, about what three
+  // single sweeps take; 1.7 ms at 512^3, against about 4 ms; docs/performance.md).
+  long long fuse_min_cells = 1LL << 22;  // between 128^3 and 256^3
   // The run's sweeps add a source term (a deck source: Jacobi, heat with a source), so that
   // time_block auto times its candidate passes with one: the source stream changes the
   // ranking of k.
@@ -95,6 +100,18 @@ class Backend {
                                      const StencilCoeffs<T>& c, const BoundaryFaces& bc) {
     apply_boundary(u, g, bc);
     stencil(u, out, f, g, c);
+  }
+
+  // Sweeps c[0], ..., c[n-1] of *cur in turn, each as stencil_with_boundary (bc's rules, then
+  // the sweep; f may be null), alternating between *cur and *other; *cur holds the result on
+  // return. A backend may fuse consecutive sweeps into one pass (CUDA: temporal blocking, the
+  // same bits), so which buffer ends up holding the result is not given by n's parity.
+  virtual void stencil_sweeps(T** cur, T** other, const T* f, const GridDesc& g,
+                              const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc) {
+    for (int s = 0; s < n; ++s) {
+      stencil_with_boundary(*cur, *other, f, g, c[s], bc);
+      std::swap(*cur, *other);
+    }
   }
 
   // Tells the backend that the values of `field` (an Array of this backend laid out as g; a
@@ -214,6 +231,23 @@ class Backend {
                                 const std::array<int, 3>& ratio) {
     (void)fine, (void)gf, (void)coarse, (void)gc, (void)ratio;
     throw BackendError("restrict_average() is not implemented by backend " + name());
+  }
+  // coarse = the mean of the children of stencil(u, f, c) (a residual restricted, never
+  // stored; u's ghosts filled): the bits of stencil() into `scratch` (a field of gf) and
+  // restrict_average(), which the default runs; a device backend may fuse them (CUDA).
+  virtual void stencil_restrict(const T* u, const T* f, const GridDesc& gf,
+                                const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
+                                const std::array<int, 3>& ratio, T* scratch) {
+    stencil(u, scratch, f, gf, c);
+    restrict_average(scratch, gf, coarse, gc, ratio);
+  }
+  // sum over the interior of stencil(u, f, c)^2 in double (a residual's squared norm, never
+  // stored; u's ghosts filled): the default stores it in `scratch` and takes dot(); a device
+  // backend may fuse them (CUDA; its sum's order is then not dot()'s).
+  virtual double stencil_square_sum(const T* u, const T* f, const GridDesc& g,
+                                    const StencilCoeffs<T>& c, T* scratch) {
+    stencil(u, scratch, f, g, c);
+    return dot(scratch, scratch, g);
   }
   // fine += P coarse. Constant: each child takes its parent's value. Linear: the parent P
   // plus, per halved axis, (N - P)/4 with N the parent's neighbour on the child's side along

@@ -22,7 +22,7 @@ namespace {
 // or fmg; `precision`: float, double or mixed.
 Config bench_deck(int n, const std::string& precision, const std::string& backend,
                   const std::string& method, double tolerance, std::int64_t max_iterations,
-                  const std::string& cycle = "v", bool manufactured = false) {
+                  const std::string& cycle = "v", bool manufactured = false, bool fused = true) {
   const std::string text = fmt::format(
       "name: bench_multigrid\n"
       "problem: {{type: poisson, dimensions: 3}}\n"
@@ -30,13 +30,13 @@ Config bench_deck(int n, const std::string& precision, const std::string& backen
       "source: {6}\n"
       "boundary: {{all: {{type: dirichlet, value: 0.0}}}}\n"
       "solver: {{method: {1}, tolerance: {2:g}, max_iterations: {3}, check_every: {3}, "
-      "multigrid: {{cycle: {7}}}}}\n"
+      "multigrid: {{cycle: {7}, fused: {8}}}}}\n"
       "execution: {{backend: {4}, precision: {5}}}\n"
       "output: {{formats: []}}\n",
       n, method, tolerance, max_iterations, backend, precision,
       manufactured ? "{type: sine, amplitude: 29.608813203268074}"
                    : "{type: gaussian, amplitude: 100.0, width: 0.1, center: [0.5, 0.5, 0.5]}",
-      cycle);
+      cycle, fused);
   return parse_deck(text, "<bench --multigrid>");
 }
 
@@ -132,13 +132,17 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
   }
   // Rows: name -> (method, cycle, precision). Double also runs mixed precision (a float
   // hierarchy under the double solve) and full multigrid; sweeps are the double sweep's.
+  // "unfused": one smoothing sweep at a time and the residual stored before its restriction
+  // (solver.multigrid.fused: false), the same bits as the fused row above it.
   struct Variant {
     const char* name;
     const char* method;
     const char* cycle;
     bool mixed;
+    bool fused = true;
   };
   std::vector<Variant> variants{{"multigrid", "multigrid", "v", false},
+                                {"multigrid unfused", "multigrid", "v", false, false},
                                 {"mg-cg", "mg-cg", "v", false}};
   if (precision == "double")
     for (const Variant& v :
@@ -149,8 +153,8 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
       variants.push_back(v);
   nlohmann::json order = nlohmann::json::array();
   for (const Variant& v : variants) {
-    const Config cfg =
-        bench_deck(n, v.mixed ? "mixed" : precision, backend, v.method, tol, 40, v.cycle);
+    const Config cfg = bench_deck(n, v.mixed ? "mixed" : precision, backend, v.method, tol, 40,
+                                  v.cycle, false, v.fused);
     row[v.name] = timed_solve<T>(cfg, sweep);
     order.push_back(v.name);
   }

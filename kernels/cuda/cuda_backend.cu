@@ -173,6 +173,34 @@ class CudaBackend final : public Backend<T> {
     return u;
   }
 
+  // Consecutive sweeps fused into passes of the largest compiled k that fits (their own
+  // coefficients per sub-step: a Chebyshev smoother's weights), whatever the kernel option:
+  // a pass gives the bits of its single sweeps. Faces other than Dirichlet/Neumann, and grids
+  // below opts_.fuse_min_cells: single sweeps.
+  void stencil_sweeps(T** cur, T** other, const T* f, const GridDesc& g, const StencilCoeffs<T>* c,
+                      int n, const BoundaryFaces& bc) override {
+    if (n < 2 || g.interior_size() < opts_.fuse_min_cells || !temporal_supported(g, bc))
+      return Backend<T>::stencil_sweeps(cur, other, f, g, c, n, bc);
+    for (int s = 0; s < n;) {
+      int k = 1;
+      for (int kk : temporal_steps<T>(g.dims))
+        if (kk <= n - s) {
+          k = kk;
+          break;
+        }
+      if (k > 1) {
+        PassCoeffs<T> pass;
+        for (int i = 0; i < k; ++i) pass.step[i] = c[s + i];
+        launch_temporal<T>(temporal_default_shape<T>(g.dims, k), *cur, *other, source_ref(f, g), g,
+                           pass, bc, stream_);
+      } else {
+        stencil_with_boundary(*cur, *other, f, g, c[s], bc);
+      }
+      std::swap(*cur, *other);
+      s += k;
+    }
+  }
+
   // One launch of the compiled k = steps over the planes' chunks (the shape stencil_steps
   // takes for a pass of `steps`).
   bool stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,
@@ -333,6 +361,17 @@ class CudaBackend final : public Backend<T> {
   void restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
                         const std::array<int, 3>& ratio) override {
     launch_restrict_average<T>(fine, gf, coarse, gc, ratio, stream_);
+  }
+  double stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                            T* scratch) override {
+    (void)scratch;
+    return stencil_square_sum_interior<T>(u, source_ref(f, g), g, c, stream_, &reduce_ws_);
+  }
+  void stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                        T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
+                        T* scratch) override {
+    (void)scratch;
+    launch_stencil_restrict<T>(u, source_ref(f, gf), gf, c, coarse, gc, ratio, stream_);
   }
   void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                    const std::array<int, 3>& ratio, Prolongation p) override {

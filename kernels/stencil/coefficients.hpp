@@ -17,6 +17,20 @@ struct StencilCoeffs {
   T source = 0;              // multiplies f; ignored when f is null
 };
 
+// The sweeps of one fused pass (temporal blocking), each with its own coefficients: K equal
+// heat steps, or the weights of a Chebyshev smoother's sweeps.
+template <typename T>
+struct PassCoeffs {
+  static constexpr int kMaxSteps = 8;  // the largest compiled k (temporal_policies.hpp)
+  StencilCoeffs<T> step[kMaxSteps];
+
+  static PassCoeffs uniform(const StencilCoeffs<T>& c) {
+    PassCoeffs p;
+    for (StencilCoeffs<T>& s : p.step) s = c;
+    return p;
+  }
+};
+
 // Forward-Euler heat update: u' = u + dt*(alpha*lap u + f).
 template <typename T>
 StencilCoeffs<T> heat_coeffs(const GridDesc& g, double alpha, double dt) {

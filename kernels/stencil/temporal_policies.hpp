@@ -113,6 +113,9 @@ inline constexpr TemporalPolicy kRows[] = {
     temporal(3, D::Rings).steps(2).warps_y(8).rows(4).columns(2),
     temporal(3, D::Rings).steps(2).warps_y(16).rows(2).columns(2).float_only(),
     temporal(3, D::Rings).steps(2).warps_y(8).rows(4).columns(1),
+    // 3D double k = 3: the multigrid smoother's three Chebyshev sweeps in one pass
+    // (Backend::stencil_sweeps); rings 32x8 ry4 vx1, 26 x 26 useful cells of 32 x 32.
+    temporal(3, D::Rings).steps(3).warps_y(8).rows(4).columns(1).double_only(),
     // 3D float k = 4: staged partial sums, 32x8 ry4 vx2 (192 registers, one block of 256
     // threads per SM): faster than the rings 32x16 that follows.
     temporal(3, D::StagedPartialSums).steps(4).warps_y(8).rows(4).columns(2).float_only(),

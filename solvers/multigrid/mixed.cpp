@@ -12,8 +12,9 @@ FloatCorrection::FloatCorrection(const HelmholtzOperator<double>& fine,
   op_ = std::make_unique<HelmholtzOperator<float>>(
       fine.in_precision<float>(fine.space().in_precision(*backend_), std::move(parts.exchange)));
   // The finest float level is swept by this backend: its kernels are tuned here (the coarse
-  // levels' in the hierarchy's build; variable coefficients have one kernel).
-  if (!op_->is_variable()) backend_->prepare(g);
+  // levels' in the hierarchy's build; variable coefficients have one kernel; fused smoothing
+  // and restriction run untuned kernels).
+  if (!op_->is_variable() && !settings.fused) backend_->prepare(g);
   mg_ = std::make_unique<Multigrid<float>>(*op_, settings, std::move(parts.agglomeration));
   r_ = backend_->allocate(n_);
   e_ = backend_->allocate(n_);

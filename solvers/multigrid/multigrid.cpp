@@ -15,12 +15,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Accumulates the time of a phase into `slot` (the backend is synchronised first, so that a
-// device backend's queued work is charged to the phase that queued it).
+// device backend's queued work is charged to the phase that queued it); inactive, nothing
+// (no synchronisation either: inside a subtree timed as one unit).
 template <typename T>
 class PhaseTimer {
  public:
-  PhaseTimer(Backend<T>& b, double& slot) : b_(b), slot_(slot), t0_(Clock::now()) {}
+  PhaseTimer(Backend<T>& b, double& slot, bool active = true)
+      : b_(b), slot_(slot), t0_(Clock::now()), active_(active) {}
   ~PhaseTimer() {
+    if (!active_) return;
     b_.synchronize();
     slot_ += std::chrono::duration<double>(Clock::now() - t0_).count();
   }
@@ -31,7 +34,13 @@ class PhaseTimer {
   Backend<T>& b_;
   double& slot_;
   Clock::time_point t0_;
+  bool active_;
 };
+
+// Levels smaller than this are visited as one timed unit (a cycle's whole subtree below the
+// first of them, one synchronisation): per-phase synchronisation would idle the device
+// between their short, launch-bound kernels.
+constexpr std::size_t kUnitTimedCells = 64 * 64 * 64;
 
 int extent(const GridDesc& g, int a) {
   return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
@@ -235,8 +244,10 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   }
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:
-  // above). Variable coefficients have one kernel: nothing to tune.
-  if (!agg_ && !fine.is_variable())
+  // above). Variable coefficients have one kernel: nothing to tune; fused smoothing runs
+  // temporal passes and the fused residual restriction, neither tuned (a single sweep that
+  // remains, e.g. with periodic faces, tunes its grid when it first runs).
+  if (!agg_ && !fine.is_variable() && !settings_.fused)
     for (std::size_t l = 1; l < levels_.size(); ++l) backend.prepare(grid(int(l)));
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);
@@ -324,8 +335,8 @@ void Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, boo
   if (sweeps <= 0) return;
   double slot = 0;
   {
-    PhaseTimer<T> t(levels_[l].op.backend(), slot);
-    levels_[l].op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m));
+    PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
+    levels_[l].op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
   }
   timing_.smooth += slot;
   timing_.per_level[l] += slot;
@@ -335,7 +346,7 @@ template <typename T>
 void Multigrid<T>::level_residual(int l, T* x, const T* f, T* r, BoundaryMode m) {
   double slot = 0;
   {
-    PhaseTimer<T> t(levels_[l].op.backend(), slot);
+    PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
     levels_[l].op.residual(x, f, r, mode(l, m));
   }
   timing_.smooth += slot;
@@ -384,6 +395,23 @@ void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
 // `m`: the finest level's faces (coarser levels solve for corrections: zero faces).
 template <typename T>
 void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
+  if (timed_ && l > 0 && grid(l).interior_size() < kUnitTimedCells) {
+    // The subtree from here down as one unit: its seconds go to this level and the coarse
+    // solve's.
+    double slot = 0;
+    {
+      PhaseTimer<T> t(levels_[l].op.backend(), slot);
+      timed_ = false;
+      struct Restore {
+        bool& flag;
+        ~Restore() { flag = true; }
+      } restore{timed_};
+      visit(l, x, f, type, m);
+    }
+    timing_.coarse += slot;
+    timing_.per_level[l] += slot;
+    return;
+  }
   if (!agg_ && l == int(levels_.size()) - 1) {
     coarse_solve(l, x, f, m);
     return;
@@ -394,20 +422,28 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   T* cur = x;
   T* other = lv.tmp->data();
   if (smoothed) smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
-  level_residual(l, cur, f, lv.r->data(), m);
   if (agg_ && l == last_distributed()) {
+    level_residual(l, cur, f, lv.r->data(), m);
     agglomerated_correction(l, cur, type);
   } else {
     Level& lc = levels_[l + 1];
     {
-      PhaseTimer<T> t(backend, timing_.transfer);
-      backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
+      // The residual restricted (stored in lv.r only where the sweep cannot be fused).
+      double slot = 0;
+      {
+        PhaseTimer<T> t(backend, slot, timed_);
+        lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(),
+                                mode(l, m), settings_.fused);
+      }
+      timing_.smooth += slot;
+      timing_.per_level[l] += slot;
+      PhaseTimer<T> t(backend, timing_.transfer, timed_);
       lc.op.space().zero(lc.u->data());
     }
     const BoundaryMode coarse = BoundaryMode::Homogeneous;
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
     visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
-    PhaseTimer<T> t(backend, timing_.transfer);
+    PhaseTimer<T> t(backend, timing_.transfer, timed_);
     lc.op.fill_for_interpolation(lc.u->data());
     backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio, settings_.prolongation);
   }
@@ -426,16 +462,16 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
   {
-    PhaseTimer<T> t(backend, timing_.transfer);
+    PhaseTimer<T> t(backend, timing_.transfer, timed_);
     backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
   }
   {
-    PhaseTimer<T> t(backend, timing_.agglomeration);
+    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
     lc.f->copy_to_host(stage_local_.data());
     agg_->gather(stage_local_, stage_global_);
   }
   if (agg_->root) {
-    PhaseTimer<T> t(backend, timing_.coarse);
+    PhaseTimer<T> t(backend, timing_.coarse, timed_);
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
     agg_rhs_->copy_from_host(stage_global_.data());
     global.space().zero(agg_corr_->data());
@@ -451,7 +487,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
     if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());
   }
   {
-    PhaseTimer<T> t(backend, timing_.agglomeration);
+    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
     if (agg_->redundant) {
       const GridDesc& gg = agg_->global_coarse;
       const GridDesc& lg = grid(l + 1);
@@ -466,7 +502,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
       lc.u->copy_from_host(stage_local_.data());
     }
   }
-  PhaseTimer<T> t(backend, timing_.transfer);
+  PhaseTimer<T> t(backend, timing_.transfer, timed_);
   backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
 }
 
@@ -520,7 +556,7 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
   {
     Level& lv = levels_[l];
     const FieldSpace<T>& s = lv.op.space();
-    PhaseTimer<T> t(s.backend(), slot);
+    PhaseTimer<T> t(s.backend(), slot, timed_);
     Pcg<T>& cg = *lv.cg;
     T* e = lv.tmp->data();
     level_residual(l, x, f, cg.residual(), m);
@@ -559,7 +595,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
   // The right side on every level: the mean of the children (a source density, and the
   // fluxes of Neumann and heat-flux faces that variable coefficients carry in it).
   {
-    PhaseTimer<T> t(backend, timing_.transfer);
+    PhaseTimer<T> t(backend, timing_.transfer, timed_);
     for (int l = 0; l < last; ++l) {
       T* coarse = levels_[l + 1].f->data();
       if (rhs(l))
@@ -576,7 +612,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
       settings_.prolongation == Prolongation::Linear ? Prolongation::Cubic : settings_.prolongation;
   for (int l = last - 1; l >= 0; --l) {
     {
-      PhaseTimer<T> t(backend, timing_.transfer);
+      PhaseTimer<T> t(backend, timing_.transfer, timed_);
       // The coarse solution's ghosts: the problem's faces, or a correction's mirror rules.
       if (m == BoundaryMode::Deck)
         levels_[l + 1].op.fill(x(l + 1), m);

@@ -32,8 +32,11 @@ template <typename T>
 class Multigrid : public Preconditioner<T> {
  public:
   struct Timing {
-    double smooth = 0, transfer = 0, coarse = 0;  // seconds, all levels
-    std::vector<double> per_level;                // smoothing + residual per level
+    // Seconds, all levels. Levels below 64^3 cells are timed as one unit (one device
+    // synchronisation for the subtree below the first of them): its seconds count as the
+    // coarse solve's and that level's.
+    double smooth = 0, transfer = 0, coarse = 0;
+    std::vector<double> per_level;  // smoothing + residual per level (see above)
     // Decomposed grids, per level of this rank's hierarchy: halo exchanges (seconds, included
     // in per_level: the device is synchronised before each) and their count; and the
     // gathered level's transfers (restricted residual gathered, correction back), seconds.
@@ -129,6 +132,7 @@ class Multigrid : public Preconditioner<T> {
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;
   std::vector<double> weights_;  // smoothing weights, one per sweep (Chebyshev) or constant
   Timing timing_;
+  bool timed_ = true;  // false inside a subtree timed as one unit (kUnitTimedCells)
   int coarse_iterations_ = 0;
 };
 

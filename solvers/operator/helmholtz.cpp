@@ -316,18 +316,54 @@ void HelmholtzOperator<T>::apply(T* x, T* y, BoundaryMode mode) const {
 template <typename T>
 void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
                                   const std::vector<double>& weights, int sweeps, bool reverse,
-                                  BoundaryMode mode) const {
+                                  BoundaryMode mode, bool fused) const {
   const int n = int(weights.size());
-  for (int s = 0; s < sweeps; ++s) {
-    const int k = n == 1 ? 0 : std::min(reverse ? sweeps - 1 - s : s, n - 1);
-    const SweepForm<T> form = weighted_jacobi(weights[k]);
-    if (!exchange_ && !form.variable) {
-      backend().stencil_with_boundary(*cur, *other, f, grid(), form.c, faces(mode));
+  const auto weight = [&](int s) {
+    return weights[n == 1 ? 0 : std::min(reverse ? sweeps - 1 - s : s, n - 1)];
+  };
+  if (!exchange_ && !is_variable()) {
+    // One rank's grid: the sweeps in one call, which the backend may fuse.
+    std::vector<StencilCoeffs<T>> c(std::size_t(std::max(sweeps, 0)));
+    for (int s = 0; s < sweeps; ++s) c[std::size_t(s)] = weighted_jacobi(weight(s)).c;
+    if (fused) {
+      backend().stencil_sweeps(cur, other, f, grid(), c.data(), sweeps, faces(mode));
     } else {
-      sweep_exchanged(*cur, *other, f, form, mode, true);
+      for (const StencilCoeffs<T>& cs : c) {
+        backend().stencil_with_boundary(*cur, *other, f, grid(), cs, faces(mode));
+        std::swap(*cur, *other);
+      }
     }
+    return;
+  }
+  for (int s = 0; s < sweeps; ++s) {
+    sweep_exchanged(*cur, *other, f, weighted_jacobi(weight(s)), mode, true);
     std::swap(*cur, *other);
   }
+}
+
+template <typename T>
+double HelmholtzOperator<T>::residual_norm(T* x, const T* f, T* scratch, BoundaryMode mode,
+                                           bool fused) const {
+  if (!fused || is_variable() || split_) {
+    residual(x, f, scratch, mode);
+    return std::sqrt(space_.dot(scratch, scratch));
+  }
+  fill(x, mode);
+  return std::sqrt(space_.sum_over_ranks(
+      backend().stencil_square_sum(x, f, grid(), residual_form().c, scratch)));
+}
+
+template <typename T>
+void HelmholtzOperator<T>::residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
+                                             const std::array<int, 3>& ratio, T* scratch,
+                                             BoundaryMode mode, bool fused) const {
+  if (!fused || is_variable() || split_) {
+    residual(x, f, scratch, mode);
+    backend().restrict_average(scratch, grid(), coarse, gc, ratio);
+    return;
+  }
+  fill(x, mode);
+  backend().stencil_restrict(x, f, grid(), residual_form().c, coarse, gc, ratio, scratch);
 }
 
 template <typename T>

@@ -145,9 +145,21 @@ class HelmholtzOperator {
   // weights[sweeps - 1 - s] when `reverse`); the iterate alternates between *cur and *other
   // and *cur holds it on return. The backend may apply the face rules inside the sweep
   // (whatever reads the iterate's ghosts later fills them), with an exchange too once the
-  // Exchange ghosts are in memory.
+  // Exchange ghosts are in memory. `fused`: one rank's constant sweeps may run as fused
+  // passes (Backend::stencil_sweeps, the same bits); false: one sweep at a time.
   void smooth(T** cur, T** other, const T* f, const std::vector<double>& weights, int sweeps,
-              bool reverse, BoundaryMode mode) const;
+              bool reverse, BoundaryMode mode, bool fused = true) const;
+  // ||f - A x|| over all cells (all ranks). `fused` and a constant operator without a split
+  // exchange: the residual is never stored (Backend::stencil_square_sum); otherwise it is left
+  // in `scratch`, a field of this grid.
+  double residual_norm(T* x, const T* f, T* scratch, BoundaryMode mode, bool fused = true) const;
+  // coarse = the mean of each coarse cell's children of r = f - A x (Backend::
+  // restrict_average of residual()), on the coarser grid gc of `ratio`. `fused` and a
+  // constant operator without a split exchange: r is never stored (Backend::stencil_restrict,
+  // the same bits); otherwise it goes through `scratch`, a field of this grid.
+  void residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
+                         const std::array<int, 3>& ratio, T* scratch, BoundaryMode mode,
+                         bool fused = true) const;
 
   // The same operator on a coarser grid `space` (transfers between them: kernels/multigrid/):
   // the deck's faces lowered for its spacing (Deck: the same problem on the coarse grid, as

@@ -307,7 +307,8 @@ TEST(Deck, MultigridSettings) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
       "solver: {method: mg-cg, multigrid: {cycle: f, smoother: jacobi, pre_sweeps: 0, "
-      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6, agglomerate_below: 0}}\n");
+      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6, agglomerate_below: 0, "
+      "fused: false}}\n");
   EXPECT_EQ(cfg.method, SolverMethod::MultigridCG);
   EXPECT_EQ(cfg.multigrid.cycle, MultigridCycle::F);
   EXPECT_EQ(cfg.multigrid.smoother, MultigridSmoother::Jacobi);
@@ -316,6 +317,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(cfg.multigrid.prolongation, Prolongation::Constant);
   EXPECT_EQ(cfg.multigrid.coarse_tolerance, 1e-6);
   EXPECT_EQ(cfg.multigrid.agglomerate_below, 0);
+  EXPECT_FALSE(cfg.multigrid.fused);
   // Defaults: V-cycles, Chebyshev 3 + 3, linear prolongation.
   const Config d = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
@@ -327,6 +329,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.post_sweeps, 3);
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
   EXPECT_EQ(d.multigrid.agglomerate_below, 64 * 64 * 64);
+  EXPECT_TRUE(d.multigrid.fused);
   EXPECT_FALSE(d.mixed_precision);
   // Full multigrid and mixed precision (double fields, a float hierarchy).
   const Config f = parse(
@@ -688,6 +691,8 @@ const BadDeck kBadDecks[] = {
      "solver.multigrid.coarse_tolerance: must be in (0, 1], got 0", 5, 40},
     {"negative_agglomerate_below", kBase + "solver: {multigrid: {agglomerate_below: -1}}\n",
      "solver.multigrid.agglomerate_below: expected a non-negative integer", 5, 41},
+    {"fused_not_boolean", kBase + "solver: {multigrid: {fused: 3}}\n",
+     "solver.multigrid.fused: expected true or false, got '3'", 5, 30},
     {"unknown_scheme",
      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
      "time: {end: 1, scheme: backward-euler}\n",

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "kernels/device.hpp"
@@ -98,6 +99,72 @@ TEST(CudaSolver, AndersonMatchesCpuAndIsDeterministic) {
   for (std::size_t i = 0; i < rg.residual_history.size(); ++i)
     EXPECT_EQ(rg.residual_history[i].second, rg2.residual_history[i].second) << i;
   EXPECT_EQ(gpu, gpu2);
+}
+
+// Multigrid with its smoothing sweeps fused into temporal passes and its residuals restricted
+// and measured without storing them (solver.multigrid.fused, the default) gives the bits of
+// one sweep at a time: V-cycles, mg-cg and FMG, float and double, 3D and 2D grids with
+// Dirichlet and Neumann faces and with a periodic pair (single sweeps). The large grids are
+// above BackendOptions::fuse_min_cells, so their finest level runs fused passes; the small
+// ones are also checked against the CPU.
+TEST(CudaSolver, FusedMultigridIsBitwiseTheUnfusedCycle) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  for (int dims : {3, 2})
+    for (bool large : {false, true})
+      for (bool periodic : {false, true})
+        for (SolverMethod method : {SolverMethod::Multigrid, SolverMethod::MultigridCG})
+          for (MultigridCycle cycle : {MultigridCycle::V, MultigridCycle::FMG}) {
+            if (method == SolverMethod::MultigridCG && cycle == MultigridCycle::FMG) continue;
+            if (large && periodic) continue;
+            SCOPED_TRACE(std::to_string(dims) + "D large " + std::to_string(large) + " periodic " +
+                         std::to_string(periodic) + " method " + std::to_string(int(method)) +
+                         " cycle " + std::to_string(int(cycle)));
+            Config cfg = testing::poisson_config(dims, 8);
+            if (dims == 3)
+              cfg.cells =
+                  large ? std::array<int, 3>{136, 132, 120} : std::array<int, 3>{44, 36, 28};
+            else
+              cfg.cells = large ? std::array<int, 3>{1500, 1420, 1} : std::array<int, 3>{92, 76, 1};
+            cfg.boundary[0] = FaceBC{BoundaryType::Dirichlet, 1.0};
+            cfg.boundary[1] = FaceBC{BoundaryType::Neumann, -0.5};
+            cfg.boundary[2] = FaceBC{BoundaryType::Neumann, 0.25};
+            cfg.boundary[3] = FaceBC{BoundaryType::Dirichlet, -0.75};
+            if (periodic) cfg.boundary[2] = cfg.boundary[3] = FaceBC{BoundaryType::Periodic, 0.0};
+            cfg.boundary[4] = FaceBC{BoundaryType::Dirichlet, 0.5};
+            cfg.boundary[5] = FaceBC{BoundaryType::Neumann, 0.0};
+            cfg.source.type = ShapeType::Gaussian;
+            cfg.source.amplitude = 50.0;
+            cfg.source.width = 0.15;
+            cfg.source.center = {0.4, 0.5, 0.6};
+            cfg.method = method;
+            cfg.multigrid.cycle = cycle;
+            cfg.tolerance = 1e-9;
+            cfg.max_iterations = 40;
+            std::vector<double> cpu, fused, single;
+            cfg.backend = BackendKind::Cuda;
+            const RunResult rf = run_serial<double>(cfg, &fused);
+            cfg.multigrid.fused = false;
+            const RunResult rs = run_serial<double>(cfg, &single);
+            ASSERT_TRUE(rf.converged);
+            EXPECT_EQ(rf.steps, rs.steps);
+            EXPECT_TRUE(fused == single) << "fused and single sweeps differ";
+            if (!large) {
+              cfg.backend = BackendKind::Cpu;
+              const RunResult rc = run_serial<double>(cfg, &cpu);
+              EXPECT_EQ(rf.steps, rc.steps);
+              EXPECT_LT(max_rel_diff(fused, cpu), 1e-8);
+              cfg.backend = BackendKind::Cuda;
+            }
+            std::vector<float> fused_f, single_f;
+            cfg.precision = Precision::Float;
+            cfg.tolerance = 1e-5;
+            cfg.multigrid.fused = true;
+            const RunResult ff = run_serial<float>(cfg, &fused_f);
+            cfg.multigrid.fused = false;
+            const RunResult sf = run_serial<float>(cfg, &single_f);
+            EXPECT_EQ(ff.steps, sf.steps);
+            EXPECT_TRUE(fused_f == single_f) << "float: fused and single sweeps differ";
+          }
 }
 
 TEST(CudaSolver, JacobiMatchesCpu) {

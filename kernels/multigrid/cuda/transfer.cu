@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/multigrid/interpolation.hpp"
+#include "kernels/stencil/cuda/stencil_kernels.cuh"
 
 namespace heatsolve::cuda {
 
@@ -71,6 +72,98 @@ __global__ void restrict_average_kernel(const T* __restrict__ fine, const GridDe
         for (int a = 0; a < rx; ++a) acc += double(child[a]);
       }
     coarse[gc.index(i, j, k)] = static_cast<T>(acc * scale);
+  }
+}
+
+// coarse(i, j, k) = mean of stencil(u, f, c) over its children (Backend::stencil_restrict):
+// each child's value with the point update every sweep uses and summed in restrict_average's
+// order, so the bits of the two passes without storing the fine values. Reads u's ghosts.
+template <typename T, int DIM>
+__global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef<T> f,
+                                        const GridDesc gf, const StencilCoeffs<T> c,
+                                        T* __restrict__ coarse, const GridDesc gc, const Halving h,
+                                        const double scale) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= gc.nx) return;
+  const std::int64_t rows = std::int64_t(gc.ny) * (DIM == 3 ? gc.nz : 1);
+  const int rx = 1 << h.sx, ry = 1 << h.sy, rz = 1 << h.sz;
+  const std::int64_t sy = gf.stride_y(), sz = DIM == 3 ? gf.stride_z() : 0;
+  for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += std::int64_t(gridDim.y) * blockDim.y) {
+    const int j = int(r % gc.ny), k = int(r / gc.ny);  // k == 0 in 2D
+    double acc = 0;
+    for (int cz = 0; cz < rz; ++cz)
+      for (int b = 0; b < ry; ++b) {
+        const int fj = (j << h.sy) + b, fk = (k << h.sz) + cz;
+        for (int a = 0; a < rx; ++a) {
+          const std::int64_t idx = gf.index((i << h.sx) + a, fj, fk);
+          const T zm = DIM == 3 ? __ldg(u + idx - sz) : T(0);
+          const T zp = DIM == 3 ? __ldg(u + idx + sz) : T(0);
+          acc += double(stencil_point<DIM>(c, __ldg(u + idx), __ldg(u + idx - 1),
+                                           __ldg(u + idx + 1), __ldg(u + idx - sy),
+                                           __ldg(u + idx + sy), zm, zp, f, idx, fj, fk));
+        }
+      }
+    coarse[gc.index(i, j, k)] = static_cast<T>(acc * scale);
+  }
+}
+
+// The same for 3D grids halved on every axis, streaming along z: a thread owns a coarse column
+// (i, j) over a chunk of coarse planes and keeps the centre values of its 2 x 2 fine columns
+// for the four fine planes 2k-1 .. 2k+2 in registers, so that each fine plane is loaded once as
+// centres and z neighbours; only the x and y neighbours of the two centre planes come from
+// memory (L1). Same children, same point update, same order of the double sum.
+template <typename T>
+__global__ void stencil_restrict_stream_kernel(const T* __restrict__ u, const SourceRef<T> f,
+                                               const GridDesc gf, const StencilCoeffs<T> c,
+                                               T* __restrict__ coarse, const GridDesc gc,
+                                               const int chunk) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= gc.nx || j >= gc.ny) return;
+  const int k0 = blockIdx.z * chunk, k1 = min(k0 + chunk, gc.nz);
+  const std::int64_t sy = gf.stride_y(), sz = gf.stride_z();
+  // Fine cell (2i, 2j, z) and its 2 x 2 column group: offsets a + b * sy.
+  const auto column = [&](int z) { return gf.index(2 * i, 2 * j, z); };
+  const auto load4 = [&](T(&p)[2][2], int z) {
+    const T* q = u + column(z);
+#pragma unroll
+    for (int b = 0; b < 2; ++b)
+#pragma unroll
+      for (int a = 0; a < 2; ++a) p[b][a] = __ldg(q + a + b * sy);
+  };
+  T P[4][2][2];  // fine planes 2k-1, 2k, 2k+1, 2k+2 of the 2 x 2 columns
+  load4(P[0], 2 * k0 - 1);
+  load4(P[1], 2 * k0);
+  for (int k = k0; k < k1; ++k) {
+    load4(P[2], 2 * k + 1);
+    load4(P[3], 2 * k + 2);
+    double acc = 0;
+#pragma unroll
+    for (int cz = 0; cz < 2; ++cz) {
+      const int fk = 2 * k + cz;
+      const std::int64_t base = column(fk);
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+#pragma unroll
+        for (int a = 0; a < 2; ++a) {
+          const std::int64_t idx = base + a + b * sy;
+          const T xm = a == 0 ? __ldg(u + idx - 1) : P[1 + cz][b][0];
+          const T xp = a == 1 ? __ldg(u + idx + 1) : P[1 + cz][b][1];
+          const T ym = b == 0 ? __ldg(u + idx - sy) : P[1 + cz][0][a];
+          const T yp = b == 1 ? __ldg(u + idx + sy) : P[1 + cz][1][a];
+          acc += double(stencil_point<3>(c, P[1 + cz][b][a], xm, xp, ym, yp, P[cz][b][a],
+                                         P[2 + cz][b][a], f, idx, 2 * j + b, fk));
+        }
+    }
+    coarse[gc.index(i, j, k)] = static_cast<T>(acc * 0.125);
+#pragma unroll
+    for (int b = 0; b < 2; ++b)
+#pragma unroll
+      for (int a = 0; a < 2; ++a) {
+        P[0][b][a] = P[2][b][a];
+        P[1][b][a] = P[3][b][a];
+      }
   }
 }
 
@@ -158,6 +251,36 @@ void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const
 }
 
 template <typename T>
+void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
+                             const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
+                             const std::array<int, 3>& ratio, cudaStream_t stream) {
+  const Halving h = check_transfer(gf, gc, ratio, "stencil_restrict");
+  if (gc.interior_size() == 0) return;
+  const double scale = 1.0 / double((1 << h.sx) * (1 << h.sy) * (1 << h.sz));
+  if (gf.dims == 3 && h.sx && h.sy && h.sz && gc.nx * gc.ny >= 4096) {
+    // Streaming pays where there are enough coarse columns (below, a thread per coarse cell is
+    // faster); chunks of coarse planes: enough blocks to fill the device, 8 planes or more each.
+    const dim3 block(32, 8);
+    const int bx = (gc.nx + 31) / 32, by = (gc.ny + 7) / 8;
+    const int chunks = std::max(1, std::min(gc.nz / 8, 2048 / std::max(1, bx * by)));
+    const int chunk = (gc.nz + chunks - 1) / chunks;
+    stencil_restrict_stream_kernel<T>
+        <<<dim3(bx, by, (gc.nz + chunk - 1) / chunk), block, 0, stream>>>(u, f, gf, c, coarse, gc,
+                                                                          chunk);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  const RowLaunch l = row_launch(gc);
+  if (gf.dims == 3)
+    stencil_restrict_kernel<T, 3>
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, coarse, gc, h, scale);
+  else
+    stencil_restrict_kernel<T, 2>
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, coarse, gc, h, scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
 void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                         const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream) {
   const Halving h = check_transfer(gf, gc, ratio, "prolong_add");
@@ -174,7 +297,10 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
   template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
                                       const std::array<int, 3>&, Prolongation, cudaStream_t); \
   template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
-                                      const std::array<int, 3>&, Prolongation, cudaStream_t);
+                                      const std::array<int, 3>&, Prolongation, cudaStream_t); \
+  template void launch_stencil_restrict<T>(const T*, const SourceRef<T>&, const GridDesc&,    \
+                                           const StencilCoeffs<T>&, T*, const GridDesc&,      \
+                                           const std::array<int, 3>&, cudaStream_t);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -12,6 +12,8 @@
 
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
+#include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/source.hpp"
 
 namespace heatsolve::cuda {
 
@@ -20,6 +22,14 @@ namespace heatsolve::cuda {
 // (std::invalid_argument otherwise). Asynchronous on `stream`.
 template <typename T>
 void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
+                             const std::array<int, 3>& ratio, cudaStream_t stream);
+
+// coarse = mean of each coarse cell's children of stencil(u, f, c) (Backend::stencil_restrict:
+// a residual restricted without storing it; same checks). Reads u's ghosts: fill them first.
+// The bits of the stencil sweep and launch_restrict_average. Asynchronous on `stream`.
+template <typename T>
+void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
+                             const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
                              const std::array<int, 3>& ratio, cudaStream_t stream);
 
 // fine += P coarse over the interior cells of gf (same checks). Linear reads coarse's ghost

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.hpp"  // ReduceOp
 #include "core/grid.hpp"
+#include "kernels/backend.hpp"  // ReduceOp
 
 namespace heatsolve::cuda {
 
@@ -167,6 +167,13 @@ double dot_interior(const T* d_a, const T* d_b, const GridDesc& g, cudaStream_t 
 template <typename T>
 double reduce_residual_interior(ReduceOp op, const T* d_u, const T* d_f, const GridDesc& g,
                                 cudaStream_t stream, ReductionWorkspace* ws = nullptr);
+// sum over the interior of stencil(u, f, c)^2 (each value the bits stencil() stores, squared
+// and summed in double; f stored, generated or none): a residual's squared norm without
+// storing it (Backend::stencil_square_sum). The ghosts of u must be filled.
+template <typename T>
+double stencil_square_sum_interior(const T* d_u, const SourceRef<T>& f, const GridDesc& g,
+                                   const StencilCoeffs<T>& c, cudaStream_t stream,
+                                   ReductionWorkspace* ws = nullptr);
 // Asynchronous forms: result in ws.d_result().
 template <typename T>
 void reduce_interior_async(ReduceOp op, const T* d_u, const GridDesc& g, cudaStream_t stream,

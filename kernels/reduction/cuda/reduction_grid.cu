@@ -1,5 +1,6 @@
 // Solver norms over padded GridDesc fields: the modern rung with interior-masking loaders.
 #include "kernels/reduction/cuda/reduction_launch.cuh"
+#include "kernels/stencil/cuda/stencil_kernels.cuh"
 
 namespace heatsolve::cuda {
 namespace detail {
@@ -32,7 +33,48 @@ void launch_pair_rows(const T* a, const T* b, const GridDesc& g, cudaStream_t s,
                                 ws);
 }
 
+// The squares of stencil(u, f, c) over a row segment: each value with the point update every
+// sweep uses (the bits stencil() stores), squared and summed in double. A generated source needs
+// the plane of the stream axis, the same for the whole segment (one row).
+template <class T>
+struct StencilSquareRows {
+  const T* u;
+  SourceRef<T> src;  // stored, generated, or none
+  StencilCoeffs<T> c;
+  std::int64_t sy = 0, sz = 0, off0 = 0;
+  bool three_d = false;
+  template <class Op, class A>
+  __device__ A fold(std::int64_t start, std::int64_t end, int lane, A acc) const {
+    const int plane = int((start - off0) / (three_d ? sz : sy));
+    for (std::int64_t i = start + lane; i < end; i += 32) {
+      const T zm = three_d ? __ldg(u + i - sz) : T(0), zp = three_d ? __ldg(u + i + sz) : T(0);
+      const T r = three_d ? stencil_point<3>(c, __ldg(u + i), __ldg(u + i - 1), __ldg(u + i + 1),
+                                             __ldg(u + i - sy), __ldg(u + i + sy), zm, zp, src, i,
+                                             plane, plane)
+                          : stencil_point<2>(c, __ldg(u + i), __ldg(u + i - 1), __ldg(u + i + 1),
+                                             __ldg(u + i - sy), __ldg(u + i + sy), zm, zp, src, i,
+                                             plane, plane);
+      acc = Op::combine(acc, A(r) * A(r));
+    }
+    return acc;
+  }
+};
+
 }  // namespace detail
+
+template <typename T>
+double stencil_square_sum_interior(const T* d_u, const SourceRef<T>& f, const GridDesc& g,
+                                   const StencilCoeffs<T>& c, cudaStream_t stream,
+                                   ReductionWorkspace* ws) {
+  using namespace detail;
+  ReductionWorkspace& w = ws ? *ws : default_reduction_workspace();
+  if (!empty_grid(g, stream, w)) {
+    const StencilSquareRows<T> ld{d_u,        f, c, g.stride_y(), g.stride_z(), g.interior_offset(),
+                                  g.dims == 3};
+    launch_rows<SolverTuning<T>, SumOp, double>(ld, row_geometry(g, 32 * 16), stream, w);
+  }
+  return finish(stream, w);
+}
 
 template <typename T>
 void reduce_interior_async(ReduceOp op, const T* d_u, const GridDesc& g, cudaStream_t stream,
@@ -128,7 +170,10 @@ double reduce_residual_interior(ReduceOp op, const T* d_u, const T* d_f, const G
   template double dot_interior<T>(const T*, const T*, const GridDesc&, cudaStream_t,             \
                                   ReductionWorkspace*);                                          \
   template void dot_interior_async<T>(const T*, const T*, const GridDesc&, cudaStream_t,         \
-                                      ReductionWorkspace&);
+                                      ReductionWorkspace&);                                      \
+  template double stencil_square_sum_interior<T>(const T*, const SourceRef<T>&, const GridDesc&, \
+                                                 const StencilCoeffs<T>&, cudaStream_t,          \
+                                                 ReductionWorkspace*);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

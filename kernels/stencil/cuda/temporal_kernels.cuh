@@ -239,7 +239,8 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC>
 __global__ void __launch_bounds__(32 * BY)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
-                    StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
+                    PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
+  static_assert(K <= PassCoeffs<T>::kMaxSteps, "more sub-steps than PassCoeffs holds");
   using G = TemporalGeom<T, DIM, K, BY, RY, VX, SRC>;
   constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY;
@@ -385,7 +386,7 @@ __global__ void __launch_bounds__(32 * BY)
       if constexpr (SRC == kSourceGenerated) generate_source(F, PF, f, p, ns);
       with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, [&](auto faces) {
         temporal_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
-            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c, gr, F, xcol, yrow, nx, ny, p, ns);
+            R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c.step[s - 1], gr, F, xcol, yrow, nx, ny, p, ns);
       });
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
 #pragma unroll
@@ -521,8 +522,9 @@ template <typename T, int DIM, int K, int BY, int RY, int VX, bool STAGED, int S
 __global__ void __launch_bounds__(32 * BY,
                                   (PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SRC>::MIN_BLOCKS))
     temporal_partial_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f,
-                            StreamGeom g, StencilCoeffs<T> c, GhostRules<T> gr, int chunk, int p0,
+                            StreamGeom g, PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0,
                             int p1, int xshift, bool vec) {
+  static_assert(K <= PassCoeffs<T>::kMaxSteps, "more sub-steps than PassCoeffs holds");
   using G = PartialGeom<T, DIM, K, BY, RY, VX, STAGED, SRC>;
   constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
   constexpr int WX = G::WX, UX = G::UX, EY = G::EY, UY = G::UY, SETS = G::SETS;
@@ -546,7 +548,6 @@ __global__ void __launch_bounds__(32 * BY,
   const int xe = xt - K + lane * VX;
   const int ye = DIM == 3 ? yt - K + ty * RY : 0;
   const int nx = g.nx, ny = g.ny_plane, ns = g.ns;
-  const T cs = DIM == 3 ? c.cz : c.cy;
 
   // Loads (and source reads): one byte offset per row from its plane's start, rows clamped
   // into the grid, VX consecutive columns from xs. A lane with a cell in the grid starts at
@@ -697,7 +698,7 @@ __global__ void __launch_bounds__(32 * BY,
         for (int v = 0; v < VX; ++v) hlo[v] = hhi[v] = T(0);
       }
       partial_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
-          P[s - 1], B[s - 1], X, hlo, hhi, c, gr, F, xcol, yrow, nx, ny, p, ns);
+          P[s - 1], B[s - 1], X, hlo, hhi, c.step[s - 1], gr, F, xcol, yrow, nx, ny, p, ns);
     };
     const auto phase2 = [&](const T(&P)[K][RY][VX], auto faces) {  // Y: stage s's next input,
                                                                    // then its result
@@ -714,6 +715,7 @@ __global__ void __launch_bounds__(32 * BY,
         if constexpr (MEMORY_ONLY) continue;
         // Its z-plus ghost is in P already; only the stream-face path has a last plane.
         const bool last = (decltype(faces)::value & kFaceStream) != 0 && q - s == ns - 1;
+        const T cs = DIM == 3 ? c.step[s - 1].cz : c.step[s - 1].cy;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
 #pragma unroll

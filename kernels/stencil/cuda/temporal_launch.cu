@@ -27,7 +27,7 @@ struct TArgs {
   T* out;
   SourceRef<T> f;
   GridDesc g;
-  StencilCoeffs<T> c;
+  PassCoeffs<T> c;
   GhostRules<T> rules;
   int chunk;
   int p0, p1;  // stored planes of the stream axis
@@ -154,7 +154,7 @@ TemporalShape temporal_default_shape(int dims, int k) {
 
 template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
-                     const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                     const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes) {
   if (g.nx <= 0 || g.ny <= 0 || (g.dims == 3 && g.nz <= 0)) return;
   const int ns = stream_geom(g).ns;
@@ -173,12 +173,22 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
   if (!launched) throw BackendError("temporal blocking: shape " + shape.str() + " is not compiled");
 }
 
+template <typename T>
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                     const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                     cudaStream_t stream, PlaneRange planes) {
+  launch_temporal<T>(shape, u, out, f, g, PassCoeffs<T>::uniform(c), bc, stream, planes);
+}
+
 #define HS_INSTANTIATE(T)                                                                          \
   template std::vector<TemporalShape> temporal_shapes<T>(int);                                     \
   template const std::vector<int>& temporal_steps<T>(int);                                         \
   template TemporalShape temporal_default_shape<T>(int, int);                                      \
   template void launch_temporal<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&,        \
                                    const GridDesc&, const StencilCoeffs<T>&, const BoundaryFaces&, \
+                                   cudaStream_t, PlaneRange);                                      \
+  template void launch_temporal<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&,        \
+                                   const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&,    \
                                    cudaStream_t, PlaneRange);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)

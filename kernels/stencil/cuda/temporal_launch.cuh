@@ -42,5 +42,11 @@ template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                      const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes = {});
+// The same with coefficients per sub-step (c.step[s] for sub-step s of the pass: a Chebyshev
+// smoother's weighted sweeps); with equal ones, the pass above.
+template <typename T>
+void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                     const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
+                     cudaStream_t stream, PlaneRange planes = {});
 
 }  // namespace heatsolve::cuda

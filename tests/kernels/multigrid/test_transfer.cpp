@@ -343,8 +343,10 @@ std::vector<Level> random_levels() {
       make_level("3d_212", 3, 34, 9, 10, {2, 1, 2}),              // odd fine y kept
       make_level("3d_121", 3, 17, 18, 5, {1, 2, 1}),              // odd fine x, z kept
       make_level("3d_wide", 3, 530, 6, 4, {2, 2, 2}),             // several blocks along x
-      make_level("2d_22", 2, 34, 18, 1, {2, 2, 1}),               // coarse 17 x 9
-      make_level("2d_12", 2, 17, 26, 1, {1, 2, 1}),               // ratio[2] ignored in 2D
+      // coarse 85 x 50 x 18: enough columns for the streaming fused restriction, 2 chunks
+      make_level("3d_222_streamed", 3, 170, 100, 36, {2, 2, 2}),
+      make_level("2d_22", 2, 34, 18, 1, {2, 2, 1}),  // coarse 17 x 9
+      make_level("2d_12", 2, 17, 26, 1, {1, 2, 1}),  // ratio[2] ignored in 2D
       make_level("2d_21_z2", 2, 40, 7, 1, {2, 1, 2}),
   };
 }
@@ -393,6 +395,50 @@ TYPED_TEST(MultigridTransferCuda, RestrictMatchesCpu) {
     std::size_t at = 0;
     EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
         << "index " << at << " got " << got[at] << " want " << want[at];
+  }
+}
+
+// The residual restricted without storing it (Backend::stencil_restrict): the device's fused
+// kernel gives the bits of its own sweep and restriction, with a stored source and without;
+// and its squared norm (Backend::stencil_square_sum) the stored residual's dot product.
+TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 150;
+  for (const Level& l : random_levels()) {
+    for (const bool source : {true, false}) {
+      SCOPED_TRACE(l.name + (source ? " with a source" : " without"));
+      dev->prepare(l.fine);
+      const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
+      const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
+      StencilCoeffs<T> c;  // a residual form's signs, distinct per axis
+      c.center = T(-7.25);
+      c.cx = T(1.5);
+      c.cy = T(0.75);
+      c.cz = T(2.125);
+      c.source = T(1);
+      auto du = dev->allocate(u.size()), df = dev->allocate(f.size());
+      auto r = dev->allocate(u.size()), want = dev->allocate(l.coarse.padded_size()),
+           got = dev->allocate(l.coarse.padded_size());
+      du->copy_from_host(u.data());
+      df->copy_from_host(f.data());
+      const T* fp = source ? df->data() : nullptr;
+      dev->stencil(du->data(), r->data(), fp, l.fine, c);
+      dev->restrict_average(r->data(), l.fine, want->data(), l.coarse, l.ratio);
+      dev->stencil_restrict(du->data(), fp, l.fine, c, got->data(), l.coarse, l.ratio, nullptr);
+      // The squared norm without storing it: the stored values' dot, summed in another order.
+      const double stored = dev->dot(r->data(), r->data(), l.fine);
+      const double fused = dev->stencil_square_sum(du->data(), fp, l.fine, c, nullptr);
+      EXPECT_GT(stored, 0.0);
+      EXPECT_NEAR(fused, stored, 1e-13 * stored);
+      std::vector<T> w(l.coarse.padded_size()), g(w.size());
+      want->copy_to_host(w.data());
+      got->copy_to_host(g.data());
+      for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
+        ASSERT_EQ(g[idx], w[idx]) << "coarse cell " << i << "," << j << "," << k;
+      });
+    }
   }
 }
 
