@@ -692,7 +692,7 @@ const BadDeck kBadDecks[] = {
     {"negative_agglomerate_below", kBase + "solver: {multigrid: {agglomerate_below: -1}}\n",
      "solver.multigrid.agglomerate_below: expected a non-negative integer", 5, 41},
     {"fused_not_boolean", kBase + "solver: {multigrid: {fused: 3}}\n",
-     "solver.multigrid.fused: expected true or false, got '3'", 5, 30},
+     "solver.multigrid.fused: expected true or false, got '3'", 5, 29},
     {"unknown_scheme",
      "name: t\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
      "time: {end: 1, scheme: backward-euler}\n",
