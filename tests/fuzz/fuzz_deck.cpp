@@ -1,4 +1,4 @@
-// libFuzzer target for the deck parser (io/deck.cpp): any input must either parse into a
+// libFuzzer target for the deck parser (io/deck.cpp, io/deck/): any input must either parse into a
 // Config or be rejected with a DeckError. Anything else escaping parse_deck (another
 // exception type, a sanitizer report, a hang, a leak) is a bug.
 //
