@@ -18,15 +18,18 @@ mpicc -O2 -I/usr/include/hypre scripts/hypre_pfmg_bench.c -o "$work/pfmg" -lHYPR
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
 for n in $SIZES; do
-  for m in multigrid mg-cg; do
+  # method[:cycle[:precision]]: V-cycles, mg-cg, full multigrid, mixed precision.
+  for v in multigrid mg-cg multigrid:fmg multigrid:v:mixed multigrid:fmg:mixed; do
+    IFS=: read -r m cyc prec <<<"$v"
     OMP_NUM_THREADS=$cores "$HS" run inputs/poisson_multigrid.yaml -q --overwrite \
       --set grid.cells=["$n","$n","$n"] --set execution.backend=cpu --set solver.method=$m \
+      --set solver.multigrid.cycle="${cyc:-v}" --set execution.precision="${prec:-double}" \
       --set output.directory="$work/$m" --set output.formats=[]
-    /usr/bin/python3 - "$work/$m/summary.json" "$n" "$m" "$cores" <<'PY'
+    /usr/bin/python3 - "$work/$m/summary.json" "$n" "$v" "$cores" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 m = s["multigrid"]
-print(f"heatsolve {sys.argv[3]:9s} n={sys.argv[2]} threads={sys.argv[4]} iterations={s['iterations']} "
+print(f"heatsolve {sys.argv[3]:20s} n={sys.argv[2]} threads={sys.argv[4]} iterations={s['iterations']} "
       f"rel_residual={s['final_residual']:.3e} setup={m['setup_seconds']:.4f} s "
       f"setup+solve={s['wall_seconds']:.4f} s")
 PY

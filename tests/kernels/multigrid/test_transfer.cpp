@@ -19,6 +19,7 @@
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/multigrid/interpolation.hpp"
 
 namespace heatsolve {
 namespace {
@@ -349,6 +350,29 @@ std::vector<Level> random_levels() {
       make_level("2d_12", 2, 17, 26, 1, {1, 2, 1}),  // ratio[2] ignored in 2D
       make_level("2d_21_z2", 2, 40, 7, 1, {2, 1, 2}),
   };
+}
+
+// The CPU's cubic interpolation runs as three one-axis passes (kernels/multigrid/cpu/): the
+// bits of the per-cell tensor product that the device kernel computes
+// (mg::interpolated), on every level shape, odd sizes, semi-coarsening and 2D included.
+TYPED_TEST(MultigridTransferCpu, SeparableCubicIsThePerCellTensorProduct) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  unsigned seed = 70;
+  std::vector<Level> levels = random_levels();
+  for (const Level& l : linear_levels()) levels.push_back(l);
+  for (const Level& l : levels) {
+    SCOPED_TRACE(l.name);
+    const std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
+    std::vector<T> got(l.fine.padded_size(), T(0));
+    cpu->interpolate(coarse.data(), l.coarse, got.data(), l.fine, l.ratio, Prolongation::Cubic);
+    const int halved[3] = {l.ratio[0] == 2, l.ratio[1] == 2, l.fine.dims == 3 && l.ratio[2] == 2};
+    for_interior(l.fine, [&](int i, int j, int k, std::int64_t idx) {
+      const T want = static_cast<T>(
+          mg::interpolated(coarse.data(), l.coarse, i, j, k, halved, Prolongation::Cubic));
+      ASSERT_EQ(got[idx], want) << "(" << i << "," << j << "," << k << ")";
+    });
+  }
 }
 
 template <typename T>
