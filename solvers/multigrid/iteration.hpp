@@ -37,7 +37,8 @@ class MultigridIteration {
   // needed, every iteration returns the true residual (so that a solve at the floor stagnates
   // visibly and stops there, as cycles do). Cycles return the true residual already.
   double confirm(T* u, const T* f, double rn, double reference, double tolerance);
-  // f - A u as of the last start() or iterate().
+  // f - A u as of the last start(), or of the last iterate() of mg-cg, mixed precision or
+  // unfused cycles (fused plain cycles measure its norm without storing it).
   const T* residual();
   // With solver.multigrid.cycle: fmg, the next iterate() is a full-multigrid pass (then
   // V-cycles, or CG restarted from it): of the problem (Deck: u's values are replaced; a

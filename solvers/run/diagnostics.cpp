@@ -69,8 +69,14 @@ double Diagnostics<T>::source_power(double t) const {
 
 template <typename T>
 double Diagnostics<T>::inflow_and_source(double t) {
-  // The faces and source as the scheme takes them at t (each step sets its own again).
-  if (sw_.inputs_vary()) sw_.set_inputs(t);
+  // The faces as the scheme takes them at t (each step sets its own again); regions read the
+  // source field too (it carries the heat-flux faces), a uniform material its terms' power.
+  if (sw_.inputs_vary()) {
+    if (op_.is_variable())
+      sw_.set_inputs(t);
+    else
+      sw_.set_faces(t);
+  }
   sw_.sync_state();
   T* u = sw_.u().data();
   sw_.fill_ghosts(u);
@@ -227,7 +233,7 @@ void Diagnostics<T>::row(std::int64_t step, double time) {
   hi = sw_.global_reduce(hi, ReduceOp::MaxAbs);
   const double mean = sw_.global_reduce(sum, ReduceOp::Sum) / double(sw_.global_points());
   const double heat = transient_ ? sw_.global_reduce(heat_content(u), ReduceOp::Sum) : 0.0;
-  if (sw_.inputs_vary()) sw_.set_inputs(time);  // sw_.faces() at the row's time
+  if (sw_.inputs_vary()) sw_.set_faces(time);  // sw_.faces() at the row's time
   std::vector<double> flows = face_inflows(u, time);
   double net = 0;
   for (double& f : flows) {

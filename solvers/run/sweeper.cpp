@@ -200,11 +200,16 @@ BoundaryFaces Sweeper<T>::operator_faces(double t) const {
 }
 
 template <typename T>
-void Sweeper<T>::set_inputs(double faces_time, double t0, double t1, double w) {
-  if (faces_vary_ && faces_time != faces_time_) {
-    faces_ = kernel_faces(deck_faces_at(faces_time, faces_time, 0.0));
-    faces_time_ = faces_time;
+void Sweeper<T>::set_faces(double t) {
+  if (faces_vary_ && t != faces_time_) {
+    faces_ = kernel_faces(deck_faces_at(t, t, 0.0));
+    faces_time_ = t;
   }
+}
+
+template <typename T>
+void Sweeper<T>::set_inputs(double faces_time, double t0, double t1, double w) {
+  set_faces(faces_time);
   const std::array<double, 3> at{t0, t1, w};
   if (source_varies_ && f_ && at != source_at_) {
     fill_source(t0, t1, w);

@@ -68,6 +68,9 @@ class Sweeper {
   // from the start) plus the faces' flux.
   void set_inputs(double faces_time, double t0, double t1, double w);
   void set_inputs(double t) { set_inputs(t, t, t, 0.0); }
+  // The faces' values at time t only (the source is left as it is: whoever reads the faces
+  // alone, such as the diagnostics of a uniform material, spares a refill).
+  void set_faces(double t);
   // The faces an operator of this block takes at time t, in make_operator's representation (a
   // uniform material: the deck's, with Exchange faces; regions: the kernel rules), for
   // HelmholtzOperator::set_face_values.
