@@ -327,6 +327,25 @@ class CaptureWriter final : public FieldWriter {
   std::vector<Step> steps;
 };
 
+// One decomposed run's context: halo exchangers of both precisions on `dec` and the
+// RunContext that names them with the reducer, the communicator and the deck's kernel.
+struct DecomposedRun {
+  MpiHaloExchanger<float> ex_f;
+  MpiHaloExchanger<double> ex_d;
+  RunContext ctx;
+  DecomposedRun(const CartesianDecomposition& dec, const Config& cfg, MpiReducer& reducer)
+      : ex_f(dec, cfg.halo), ex_d(dec, cfg.halo) {
+    ctx.domain = dec.domain();
+    ctx.backend_options.kernel = cfg.kernel;
+    ctx.reducer = &reducer;
+    ctx.comm = dec.comm();
+    ctx.exchanger_f = &ex_f;
+    ctx.exchanger_d = &ex_d;
+  }
+  DecomposedRun(const DecomposedRun&) = delete;
+  DecomposedRun& operator=(const DecomposedRun&) = delete;
+};
+
 // Assembles the blocks of all ranks (global grid, x fastest) on rank 0.
 std::vector<double> gather_global(const CaptureWriter::Step& s, const Config& c, MPI_Comm comm) {
   int size = 1, rank = 0;
@@ -588,19 +607,12 @@ void test_equivalence() {
       const bool auto_decomposition = req[0] == 0;
       for (const int time_block : {1, 3, 0}) {
         if (time_block == 0 && !auto_decomposition) continue;
-        MpiHaloExchanger<float> ex_f(dec, cfg.halo);
-        MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+        DecomposedRun run(dec, cfg, reducer);
+        RunContext& ctx = run.ctx;
         // Alternate overlapped (interior computed during the exchange) and plain sweeps.
         Config run_cfg = cfg;
         run_cfg.overlap = di % 2 == 0;
         run_cfg.time_block = time_block;
-        RunContext ctx;
-        ctx.domain = dec.domain();
-        ctx.backend_options.kernel = cfg.kernel;
-        ctx.reducer = &reducer;
-        ctx.comm = dec.comm();
-        ctx.exchanger_f = &ex_f;
-        ctx.exchanger_d = &ex_d;
         CaptureWriter cap;
         std::vector<FieldWriter*> ws{&cap};
         // Parallel HDF5 for the automatic decomposition (collective) and the first explicit
@@ -667,7 +679,7 @@ void test_equivalence() {
         }
 #endif
         const std::string transport =
-            cfg.precision == Precision::Float ? ex_f.transport() : ex_d.transport();
+            cfg.precision == Precision::Float ? run.ex_f.transport() : run.ex_d.transport();
         log(fmt::format("  {:<56} {} ({}, halo {}, depth {})", label,
                         mismatches == 0 ? "bitwise equal" : "DIFFERS", r.backend, transport,
                         r.halo_depth));
@@ -944,20 +956,13 @@ void test_multigrid_equivalence() {
       const auto& req = decs[di];
       CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
       MpiReducer reducer(dec.comm());
-      MpiHaloExchanger<float> ex_f(dec, cfg.halo);
-      MpiHaloExchanger<double> ex_d(dec, cfg.halo);
+      DecomposedRun run(dec, cfg, reducer);
+      RunContext& ctx = run.ctx;
       // The first decomposition of each case has rank 0 solve the gathered levels alone
       // (gather, then scatter: what grids too large for every rank to hold get); the others
       // solve them on every rank.
       const bool root_solve = di == 0;
       if (root_solve) setenv("HEATSOLVE_TEST_MG_ROOT", "1", 1);
-      RunContext ctx;
-      ctx.domain = dec.domain();
-      ctx.backend_options.kernel = cfg.kernel;
-      ctx.reducer = &reducer;
-      ctx.comm = dec.comm();
-      ctx.exchanger_f = &ex_f;
-      ctx.exchanger_d = &ex_d;
       CaptureWriter cap;
       // Alternate sweeps that overlap their halos with their core and plain ones.
       Config run_cfg = cfg;
@@ -1062,16 +1067,9 @@ void test_singular_sweeps() {
     for (const auto& req : spread(decompositions(cfg, g_size), 3)) {
       CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, req);
       MpiReducer reducer(dec.comm());
-      MpiHaloExchanger<float> ex_f(dec, cfg.halo);
-      MpiHaloExchanger<double> ex_d(dec, cfg.halo);
-      RunContext ctx;
-      ctx.domain = dec.domain();
-      ctx.reducer = &reducer;
-      ctx.comm = dec.comm();
-      ctx.exchanger_f = &ex_f;
-      ctx.exchanger_d = &ex_d;
+      DecomposedRun run(dec, cfg, reducer);
       CaptureWriter cap;
-      const RunResult r = run_any(cfg, ctx, {&cap});
+      const RunResult r = run_any(cfg, run.ctx, {&cap});
       const std::string label =
           fmt::format("{} np{} {}{}", name, g_size, dec.describe(), req[0] == 0 ? " (auto)" : "");
       CHECK(r.converged, "{}: did not converge ({:.3e})", label, r.final_residual);
@@ -1117,18 +1115,10 @@ void test_multigrid_restart() {
     CartesianDecomposition dec(MPI_COMM_WORLD, cfg.grid(), cfg.boundary, {0, 0, 0});
     MpiReducer reducer(dec.comm());
     const auto run = [&](const Config& c, const std::string& restart, CaptureWriter* cap) {
-      MpiHaloExchanger<float> ex_f(dec, c.halo);
-      MpiHaloExchanger<double> ex_d(dec, c.halo);
-      RunContext ctx;
-      ctx.domain = dec.domain();
-      ctx.backend_options.kernel = c.kernel;
-      ctx.reducer = &reducer;
-      ctx.comm = dec.comm();
-      ctx.checkpoint_comm = dec.io_comm();
-      ctx.exchanger_f = &ex_f;
-      ctx.exchanger_d = &ex_d;
-      ctx.restart_path = restart;
-      return run_any(c, ctx, {cap});
+      DecomposedRun mpi(dec, c, reducer);
+      mpi.ctx.checkpoint_comm = dec.io_comm();
+      mpi.ctx.restart_path = restart;
+      return run_any(c, mpi.ctx, {cap});
     };
     CaptureWriter whole, part_out, resumed;
     const RunResult ref = run(cfg, "", &whole);
