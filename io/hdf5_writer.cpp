@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "io/hdf5_series.hpp"
 #include "io/xml_text.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
@@ -14,7 +15,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <type_traits>
 #include <utility>
 
@@ -23,21 +23,19 @@
 #include "io/hdf5_storage.hpp"
 #include "io/hdf5_zfp.hpp"
 #include "io/run_identity.hpp"
+#include "io/xdmf_text.hpp"
 
 namespace heatsolve {
 namespace {
 
+using h5series::hyperslab;
+using h5series::Hyperslab;
+using h5series::kCellFieldsGroup;
+using h5series::select_block;
+using h5series::step_group;
+
 constexpr const char* kFormatName = "heatsolve-timeseries";
 constexpr int kFormatVersion = 1;
-constexpr const char* kCellFieldsGroup = "/cell_fields";
-// The field's name in files written before the series named it (root attribute `field`).
-constexpr const char* kLegacyFieldName = "temperature";
-
-std::string step_group(std::int64_t step) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "/steps/%08lld", static_cast<long long>(step));
-  return buf;
-}
 
 template <typename T>
 hid_t native_type() {
@@ -47,25 +45,6 @@ hid_t native_type() {
 
 hid_t stored_type(Precision p) {
   return p == Precision::Float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-}
-
-int rank_of(const OutputGrid& g) {
-  return g.dims == 2 ? 2 : 3;
-}
-
-// File-order (z,y,x or y,x) extents of the whole grid and of a block.
-struct Hyperslab {
-  std::vector<hsize_t> global, offset, count;
-};
-
-Hyperslab hyperslab(const OutputGrid& g, const Block& b) {
-  Hyperslab h;
-  for (int a = rank_of(g) - 1; a >= 0; --a) {
-    h.global.push_back(static_cast<hsize_t>(g.cells[a]));
-    h.offset.push_back(static_cast<hsize_t>(b.offset[a]));
-    h.count.push_back(static_cast<hsize_t>(b.count[a]));
-  }
-  return h;
 }
 
 // Creates (or overwrites) attribute `name` on `obj`: n == 0 scalar, else a 1-D array of n.
@@ -98,20 +77,6 @@ void set_string_attribute(hid_t obj, const char* name, const std::string& value,
             std::string("write attribute '") + name + "' on " + where);
 }
 
-// Reads attribute `name` (n values, converted to `type`) into `out`.
-void get_attribute(hid_t obj, const char* name, hid_t type, void* out, hsize_t n,
-                   const std::string& where) {
-  const std::string what = std::string("attribute '") + name + "' of " + where;
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
-  h5::Dataspace space(H5Aget_space(attr.get()), "dataspace of " + what);
-  hssize_t points = H5Sget_simple_extent_npoints(space.get());
-  if (points != static_cast<hssize_t>(std::max<hsize_t>(n, 1))) {
-    throw std::runtime_error("HDF5: " + what + " has " + std::to_string(points) +
-                             " values, expected " + std::to_string(std::max<hsize_t>(n, 1)));
-  }
-  h5::check(H5Aread(attr.get(), type, out), "read " + what);
-}
-
 // A step of a transient series: time and step; of a steady one (Poisson): iteration and step
 // (no time: an iteration is not a time).
 void write_step_attributes(hid_t obj, std::int64_t step, double time, bool steady,
@@ -121,62 +86,6 @@ void write_step_attributes(hid_t obj, std::int64_t step, double time, bool stead
   else
     set_attribute(obj, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
   set_attribute(obj, "step", H5T_NATIVE_INT64, &step, 0, where);
-}
-
-// A string attribute of `obj`, or `fallback` when it has none.
-std::string string_attribute_or(hid_t obj, const char* name, const std::string& fallback,
-                                const std::string& where) {
-  if (H5Aexists(obj, name) <= 0) return fallback;
-  const std::string what = std::string("attribute '") + name + "' of " + where;
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
-  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw std::runtime_error("HDF5: " + what + " is not a fixed-length string");
-  const std::size_t size = H5Tget_size(type.get());
-  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
-  std::string out(size + 1, '\0');
-  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
-  out.resize(std::strlen(out.c_str()));
-  return out;
-}
-
-// The series' field name: the root attribute `field`, else the name older versions wrote.
-std::string series_field(hid_t file, const std::string& path) {
-  return string_attribute_or(file, "field", kLegacyFieldName, path + ":/");
-}
-
-// The time of a step group: its `time`, or, in a steady series, its `iteration` (as the
-// writers' XDMF and PVD list it).
-double step_time(hid_t group, const std::string& where) {
-  double time = 0;
-  if (H5Aexists(group, "time") > 0 || H5Aexists(group, "iteration") <= 0) {
-    get_attribute(group, "time", H5T_NATIVE_DOUBLE, &time, 0, where);
-  } else {
-    std::int64_t iteration = 0;
-    get_attribute(group, "iteration", H5T_NATIVE_INT64, &iteration, 0, where);
-    time = double(iteration);
-  }
-  return time;
-}
-
-// Selects `slab`'s block in a file dataspace and creates the matching memory dataspace.
-std::pair<h5::Dataspace, h5::Dataspace> select_block(hid_t dset, const Hyperslab& slab,
-                                                     const std::string& where) {
-  h5::Dataspace file_space(H5Dget_space(dset), "dataspace of " + where);
-  hsize_t n = 1;
-  for (hsize_t c : slab.count) n *= c;
-  hsize_t mem_n = std::max<hsize_t>(n, 1);
-  h5::Dataspace mem_space(H5Screate_simple(1, &mem_n, nullptr), "memory dataspace for " + where);
-  if (n == 0) {  // an empty block still takes part in collective calls
-    h5::check(H5Sselect_none(file_space.get()), "select none in " + where);
-    h5::check(H5Sselect_none(mem_space.get()), "select none in memory for " + where);
-  } else {
-    h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, slab.offset.data(), nullptr,
-                                  slab.count.data(), nullptr),
-              "select hyperslab in " + where);
-  }
-  return {std::move(file_space), std::move(mem_space)};
 }
 
 // ---- Integrity (docs/robustness.md) ------------------------------------------------------
@@ -368,7 +277,8 @@ class Hdf5Writer final : public FieldWriter {
       file_.close("close " + partial_h5_);
       reserve_.release();
       publish_file(partial_h5_, final_h5_);
-      write_file_atomically(xdmf_, xdmf_text());
+      write_file_atomically(xdmf_,
+                            xdmf_series_text(name_, grid_, precision_, steps_, cell_fields_));
     });
     finalized_ = true;
   }
@@ -676,70 +586,6 @@ class Hdf5Writer final : public FieldWriter {
 #endif
   }
 
-  std::string xdmf_text() const {
-    // 2D grids are described as 3D meshes one point thick in z: ParaView (5.11) maps an XDMF
-    // 2DCoRectMesh onto the y-z plane, this puts them in the x-y plane where they belong. The
-    // attribute keeps the dataset's 2-D shape (ny nx); the cell count matches either way.
-    const int n = grid_.dims == 3 ? 3 : 2;
-    std::string points, cells, origin, spacing;
-    if (n == 2) {
-      points = "1 ";
-      origin = format_double(grid_.origin[2]) + " ";
-      spacing = format_double(grid_.spacing[2]) + " ";
-    }
-    for (int a = n - 1; a >= 0; --a) {  // XDMF lists axes slowest first: z y x
-      const char* sep = a == 0 ? "" : " ";
-      points += std::to_string(grid_.cells[a] + 1) + sep;
-      cells += std::to_string(grid_.cells[a]) + sep;
-      origin += format_double(grid_.origin[a]) + sep;
-      spacing += format_double(grid_.spacing[a]) + sep;
-    }
-    const std::string h5_name = xml_escape(name_ + ".h5");
-    const char* precision = precision_ == Precision::Float ? "4" : "8";
-    std::ostringstream x;
-    x << "<?xml version=\"1.0\" ?>\n"
-      << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-      << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
-      << "  <Domain>\n"
-      << "    <Grid Name=\"" << xml_escape(name_)
-      << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-    if (grid_.steady())
-      x << "      <!-- A steady solve: each Time Value is the iteration number, not a time -->\n";
-    for (const auto& [step, time] : steps_) {
-      const std::string group = step_group(step);
-      x << "      <Grid Name=\"step" << group.substr(group.rfind('/') + 1)
-        << "\" GridType=\"Uniform\">\n"
-        << "        <Time Value=\"" << format_double(time) << "\"/>\n"
-        << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << points << "\"/>\n"
-        << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-        << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
-           "Precision=\"8\" Format=\"XML\">"
-        << origin << "</DataItem>\n"
-        << "          <DataItem Name=\"Spacing\" Dimensions=\"3"
-        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << spacing << "</DataItem>\n"
-        << "        </Geometry>\n"
-        << "        <Attribute Name=\"" << grid_.field()
-        << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-        << "          <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\""
-        << precision << "\" Format=\"HDF\">" << h5_name << ":" << group << "/" << grid_.field()
-        << "</DataItem>\n"
-        << "        </Attribute>\n";
-      for (const std::string& f : cell_fields_) {  // the one dataset, in every step
-        x << "        <Attribute Name=\"" << xml_escape(f)
-          << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-          << "          <DataItem Dimensions=\"" << cells
-          << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":"
-          << kCellFieldsGroup << "/" << xml_escape(f) << "</DataItem>\n"
-          << "        </Attribute>\n";
-      }
-      x << "      </Grid>\n";
-    }
-    x << "    </Grid>\n"
-      << "  </Domain>\n"
-      << "</Xdmf>\n";
-    return x.str();
-  }
-
   std::string name_, final_h5_, partial_h5_, xdmf_;
   OutputGrid grid_;
   Precision precision_;
@@ -755,43 +601,6 @@ class Hdf5Writer final : public FieldWriter {
   MPI_Comm comm_ = MPI_COMM_NULL;
 #endif
 };
-
-// ---- Reader -----------------------------------------------------------------------------
-
-std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
-  const std::string field = series_field(file, path);
-  h5::Group steps(H5Gopen2(file, "/steps", H5P_DEFAULT), "open group /steps in " + path);
-  H5G_info_t info;
-  h5::check(H5Gget_info(steps.get(), &info), "list /steps in " + path);
-  std::vector<Hdf5StepInfo> out;
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    ssize_t len = H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0,
-                                     H5P_DEFAULT);
-    if (len < 0) h5::fail("list /steps in " + path);
-    std::string name(static_cast<std::size_t>(len) + 1, '\0');
-    if (H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
-                           name.size(), H5P_DEFAULT) < 0) {
-      h5::fail("list /steps in " + path);
-    }
-    name.resize(static_cast<std::size_t>(len));
-    const std::string where = path + ":/steps/" + name;
-    h5::Group g(H5Gopen2(steps.get(), name.c_str(), H5P_DEFAULT), "open group " + where);
-    Hdf5StepInfo s;
-    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s.step, 0, where);
-    s.time = step_time(g.get(), where);
-    s.dataset = "/steps/" + name + "/" + field;
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const Hdf5StepInfo& a, const Hdf5StepInfo& b) { return a.step < b.step; });
-  return out;
-}
-
-h5::File open_for_reading(const std::string& path) {
-  h5::silence_errors();
-  if (h5zfp::built_in()) h5zfp::ensure_registered();  // zfp-compressed series
-  return h5::File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path);
-}
 
 }  // namespace
 
@@ -853,230 +662,13 @@ bool hdf5_compression_available(CompressionType type) {
   return false;
 }
 
-Hdf5StorageReport hdf5_storage_report(const std::string& path) {
-  h5::File file = open_for_reading(path);
-  Hdf5StorageReport r;
-  for (const Hdf5StepInfo& s : list_steps(file.get(), path)) {
-    const std::string where = path + ":" + s.dataset;
-    h5::Dataset d(H5Dopen2(file.get(), s.dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
-    h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
-    h5::Datatype type(H5Dget_type(d.get()), "type of " + where);
-    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-    if (n < 0) h5::fail("count the values of " + where);
-    r.data_bytes += std::uint64_t(n) * H5Tget_size(type.get());
-    r.stored_bytes += H5Dget_storage_size(d.get());
-    ++r.datasets;
-  }
-  return r;
-}
-
-std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string& path) {
-  h5::File file = open_for_reading(path);
-  return list_steps(file.get(), path);
-}
-
-namespace {
-
-// Reads the step `info` of the open series `f` (`path` for messages): the whole grid, or
-// `block` of it.
-Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& info,
-                       const Block* block) {
-  Hdf5StepData out;
-  out.step = info.step;
-  out.time = info.time;
-
-  const std::string root = path + ":/";
-  get_attribute(f, "dimensions", H5T_NATIVE_INT, &out.grid.dims, 0, root);
-  get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
-  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
-  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
-  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
-    out.grid.problem = ProblemType::Poisson;
-  check_output_grid(out.grid, "HDF5 file '" + path + "'");
-
-  const std::string where = path + ":" + info.dataset;
-  h5::Dataset d(H5Dopen2(f, info.dataset.c_str(), H5P_DEFAULT), "open dataset " + where);
-  h5::Datatype type(H5Dget_type(d.get()), "type of " + where);
-  if (H5Tget_class(type.get()) != H5T_FLOAT) {
-    throw std::runtime_error("HDF5 '" + where + "': not a floating-point dataset");
-  }
-  out.precision = H5Tget_size(type.get()) == sizeof(float) ? Precision::Float : Precision::Double;
-
-  Block whole;
-  whole.count = out.grid.cells;
-  const Hyperslab expected = hyperslab(out.grid, whole);
-  h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
-  int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0) h5::fail("query rank of " + where);
-  std::vector<hsize_t> shape(static_cast<std::size_t>(rank));
-  h5::check(H5Sget_simple_extent_dims(space.get(), shape.data(), nullptr),
-            "query shape of " + where);
-  if (shape != expected.global) {
-    throw std::runtime_error("HDF5 '" + where +
-                             "': dataset shape does not match the root "
-                             "attributes 'cells'/'dimensions'");
-  }
-  out.shape.assign(shape.begin(), shape.end());
-
-  const Block& b = block ? *block : whole;
-  check_output_block(out.grid, b, "HDF5 file '" + path + "'");
-  out.data.resize(b.size());
-  auto [file_space, mem_space] = select_block(d.get(), hyperslab(out.grid, b), where);
-  h5::check(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                    out.data.data()),
-            "read " + where);
-  return out;
-}
-
-std::string read_string_attribute(hid_t obj, const char* name, const std::string& where) {
-  const std::string what = std::string("attribute '") + name + "' of " + where;
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
-  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
-  if (H5Tget_class(type.get()) != H5T_STRING)
-    throw std::runtime_error("HDF5: " + what + " is not a string");
-  const std::size_t size = H5Tget_size(type.get());
-  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
-  std::string out(size + 1, '\0');
-  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
-  out.resize(std::strlen(out.c_str()));
-  return out;
-}
-
-}  // namespace
-
-Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const Block* block) {
-  h5::File file = open_for_reading(path);
-  std::vector<Hdf5StepInfo> steps = list_steps(file.get(), path);
-  const auto n = static_cast<std::int64_t>(steps.size());
-  const std::int64_t i = index < 0 ? n + index : index;
-  if (i < 0 || i >= n) {
-    throw std::runtime_error("HDF5 '" + path + "': no step at index " + std::to_string(index) +
-                             " (file holds " + std::to_string(n) + " steps)");
-  }
-  return read_step(file.get(), path, steps[i], block);
-}
-
-std::vector<double> read_hdf5_cell_field(const std::string& path, const std::string& name) {
-  h5::File file = open_for_reading(path);
-  Hdf5StepInfo info;
-  info.dataset = std::string(kCellFieldsGroup) + "/" + name;
-  if (H5Lexists(file.get(), kCellFieldsGroup, H5P_DEFAULT) <= 0 ||
-      H5Lexists(file.get(), info.dataset.c_str(), H5P_DEFAULT) <= 0) {
-    throw std::runtime_error("HDF5 '" + path + "': no cell field '" + name + "'");
-  }
-  return read_step(file.get(), path, info, nullptr).data;
-}
-
-Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
-  h5::File file = open_for_reading(path);
-  const hid_t f = file.get();
-  const std::string root = path + ":/";
-  Hdf5SeriesInfo info;
-  if (H5Aexists(f, "format") > 0) info.format = read_string_attribute(f, "format", root);
-  if (H5Aexists(f, "lineage") > 0) info.lineage = read_string_attribute(f, "lineage", root);
-  if (H5Aexists(f, "deck_hash") > 0) info.deck_hash = read_string_attribute(f, "deck_hash", root);
-  get_attribute(f, "dimensions", H5T_NATIVE_INT, &info.grid.dims, 0, root);
-  get_attribute(f, "cells", H5T_NATIVE_INT, info.grid.cells.data(), 3, root);
-  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, info.grid.origin.data(), 3, root);
-  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, info.grid.spacing.data(), 3, root);
-  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
-    info.grid.problem = ProblemType::Poisson;
-  h5::Group steps(H5Gopen2(f, "/steps", H5P_DEFAULT), "open group /steps in " + path);
-  H5G_info_t ginfo;
-  h5::check(H5Gget_info(steps.get(), &ginfo), "list /steps in " + path);
-  for (hsize_t i = 0; i < ginfo.nlinks; ++i) {
-    char name[64] = {0};
-    const ssize_t len = H5Lget_name_by_idx(steps.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name,
-                                           sizeof name, H5P_DEFAULT);
-    if (len < 0) h5::fail("list /steps in " + path);
-    char* end = nullptr;
-    const long long step = std::strtoll(name, &end, 10);
-    if (len > 0 && std::size_t(len) < sizeof name && *end == '\0' && step >= 0)
-      info.steps.push_back(step);
-  }
-  std::sort(info.steps.begin(), info.steps.end());
-  return info;
-}
-
-struct Hdf5SeriesReader::Impl {
-  std::string path;
-  h5::File file;
-  std::string field;  // the series' field name
-};
-
-Hdf5SeriesReader::Hdf5SeriesReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
-  impl_->path = path;
-  impl_->file = open_for_reading(path);
-  impl_->field = series_field(impl_->file.get(), path);
-}
-
-Hdf5SeriesReader::~Hdf5SeriesReader() = default;
-
-double Hdf5SeriesReader::verify(std::int64_t step) {
-  const std::string group = step_group(step);
-  const std::string where = impl_->path + ":" + group;
-  try {
-    h5::Group g(H5Gopen2(impl_->file.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
-    std::int64_t s = -1;
-    double time = 0;
-    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &s, 0, where);
-    time = step_time(g.get(), where);
-    if (s != step)
-      throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
-                               std::to_string(s));
-    const std::string dataset = where + "/" + impl_->field;
-    h5::Dataset d(H5Dopen2(g.get(), impl_->field.c_str(), H5P_DEFAULT), "open dataset " + dataset);
-    h5::Datatype type(H5Dget_type(d.get()), "type of " + dataset);
-    const std::size_t size = H5Tget_size(type.get());
-    if (H5Tget_class(type.get()) != H5T_FLOAT || (size != 4 && size != 8))
-      throw std::runtime_error("HDF5 '" + dataset + "': not a floating-point dataset");
-    h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + dataset);
-    const int rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank < 1 || rank > 3) throw std::runtime_error("HDF5 '" + dataset + "': bad rank");
-    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-    h5::check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
-              "query shape of " + dataset);
-    h5::read_chunkwise(d.get(), size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, size, dims,
-                       dataset);
-    return time;
-  } catch (const std::exception& e) {
-    throw std::runtime_error("step " + std::to_string(step) + " of '" + impl_->path +
-                             "' cannot be read back intact: " + e.what());
-  }
-}
-
-Hdf5StepData Hdf5SeriesReader::read(std::int64_t step, const Block* block) {
-  const std::string group = step_group(step);
-  const std::string where = impl_->path + ":" + group;
-  try {
-    h5::Group g(H5Gopen2(impl_->file.get(), group.c_str(), H5P_DEFAULT), "open group " + where);
-    Hdf5StepInfo info;
-    get_attribute(g.get(), "step", H5T_NATIVE_INT64, &info.step, 0, where);
-    info.time = step_time(g.get(), where);
-    if (info.step != step)
-      throw std::runtime_error("HDF5 '" + where + "': its attribute 'step' says " +
-                               std::to_string(info.step));
-    info.dataset = group + "/" + impl_->field;
-    return read_step(impl_->file.get(), impl_->path, info, block);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("step " + std::to_string(step) + " of '" + impl_->path +
-                             "' cannot be read back intact: " + e.what());
-  }
-}
-
 }  // namespace heatsolve
 
 #else  // !HEATSOLVE_HAVE_HDF5
 
 namespace heatsolve {
-namespace {
-[[noreturn]] void no_hdf5() {
-  throw std::runtime_error(
-      "heatsolve was built without HDF5 (HEATSOLVE_ENABLE_HDF5=OFF or "
-      "HDF5 not found): the hdf5 output format is unavailable");
-}
-}  // namespace
+
+using h5series::no_hdf5;
 
 std::unique_ptr<FieldWriter> make_hdf5_writer(const std::string&, const std::string&,
                                               const OutputGrid&, Precision, const Compression&) {
@@ -1094,32 +686,6 @@ std::vector<unsigned long long> series_chunk(const std::vector<unsigned long lon
 }
 bool hdf5_compression_available(CompressionType type) {
   return type == CompressionType::None;
-}
-Hdf5StorageReport hdf5_storage_report(const std::string&) {
-  no_hdf5();
-}
-std::vector<Hdf5StepInfo> list_hdf5_steps(const std::string&) {
-  no_hdf5();
-}
-Hdf5StepData read_hdf5_step(const std::string&, std::int64_t, const Block*) {
-  no_hdf5();
-}
-std::vector<double> read_hdf5_cell_field(const std::string&, const std::string&) {
-  no_hdf5();
-}
-Hdf5SeriesInfo read_hdf5_series_info(const std::string&) {
-  no_hdf5();
-}
-struct Hdf5SeriesReader::Impl {};
-Hdf5SeriesReader::Hdf5SeriesReader(const std::string&) {
-  no_hdf5();
-}
-Hdf5SeriesReader::~Hdf5SeriesReader() = default;
-Hdf5StepData Hdf5SeriesReader::read(std::int64_t, const Block*) {
-  no_hdf5();
-}
-double Hdf5SeriesReader::verify(std::int64_t) {
-  no_hdf5();
 }
 
 }  // namespace heatsolve

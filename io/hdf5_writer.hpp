@@ -1,4 +1,5 @@
-// HDF5 + XDMF time-series writer and the matching reader.
+// HDF5 + XDMF time-series writer and the matching reader (the writer: io/hdf5_writer.cpp, its
+// .xdmf text: io/xdmf_text.cpp; the readers: io/hdf5_reader.cpp).
 //
 // File format (one file per run, `<directory>/<name>.h5`):
 //   /                       attributes: format = "heatsolve-timeseries", format_version = 1,
