@@ -97,6 +97,27 @@ void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) {
     }
 }
 
+namespace {
+
+// Cells [i0, i1) of one row of stencil(u, f, c): ur, fr and outr point at the row's cell 0.
+// The one expression of every CPU sweep (whole, by region, fused with a restriction or a norm),
+// so all give the same bits.
+template <typename T>
+inline void stencil_row(const T* ur, const T* fr, T* outr, int i0, int i1, std::int64_t sy,
+                        std::int64_t sz, bool three_d, const StencilCoeffs<T>& c) {
+#pragma omp simd
+  for (int i = i0; i < i1; ++i) {
+    // Same association order as the CUDA kernels so results agree to the last bit
+    // wherever the compilers contract the same way.
+    T v = c.center * ur[i] + c.cx * (ur[i - 1] + ur[i + 1]) + c.cy * (ur[i - sy] + ur[i + sy]);
+    if (three_d) v += c.cz * (ur[i - sz] + ur[i + sz]);
+    if (fr) v += c.source * fr[i];
+    outr[i] = v;
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c) {
   const int nz = g.dims == 3 ? g.nz : 1;
@@ -106,19 +127,67 @@ void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const Stenci
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < g.ny; ++j) {
       const std::int64_t row = g.index(0, j, three_d ? k : 0);
-      const T* ur = u + row;
-      T* outr = out + row;
-      const T* fr = f ? f + row : nullptr;
-#pragma omp simd
-      for (int i = 0; i < g.nx; ++i) {
-        // Same association order as the CUDA kernels so results agree to the last bit
-        // wherever the compilers contract the same way.
-        T v = c.center * ur[i] + c.cx * (ur[i - 1] + ur[i + 1]) + c.cy * (ur[i - sy] + ur[i + sy]);
-        if (three_d) v += c.cz * (ur[i - sz] + ur[i + sz]);
-        if (fr) v += c.source * fr[i];
-        outr[i] = v;
-      }
+      stencil_row(u + row, f ? f + row : nullptr, out + row, 0, g.nx, sy, sz, three_d, c);
     }
+}
+
+template <typename T>
+void cpu_stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio) {
+  const bool d3 = gc.dims == 3;
+  const int nz = d3 ? gc.nz : 1;
+  const int rx = ratio[0], ry = ratio[1], rz = d3 ? ratio[2] : 1;
+  const double scale = 1.0 / double(rx * ry * rz);
+  const std::int64_t sy = gf.stride_y(), sz = gf.stride_z();
+#pragma omp parallel
+  {
+    std::vector<T> rows(std::size_t(4) * std::size_t(gf.nx));  // the children's rows
+#pragma omp for collapse(2) schedule(static)
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < gc.ny; ++j) {
+        for (int cz = 0; cz < rz; ++cz)
+          for (int b = 0; b < ry; ++b) {
+            const std::int64_t row = gf.index(0, ry * j + b, d3 ? rz * k + cz : 0);
+            stencil_row(u + row, f ? f + row : nullptr, rows.data() + (cz * 2 + b) * gf.nx, 0,
+                        gf.nx, sy, sz, d3, c);
+          }
+        // cpu_restrict_average's order: z, y, x.
+        for (int i = 0; i < gc.nx; ++i) {
+          double acc = 0;
+          for (int cz = 0; cz < rz; ++cz)
+            for (int b = 0; b < ry; ++b)
+              for (int a = 0; a < rx; ++a)
+                acc += double(rows[std::size_t((cz * 2 + b) * gf.nx + rx * i + a)]);
+          coarse[gc.index(i, j, d3 ? k : 0)] = static_cast<T>(acc * scale);
+        }
+      }
+  }
+}
+
+template <typename T>
+double cpu_stencil_square_sum(const T* u, const T* f, const GridDesc& g,
+                              const StencilCoeffs<T>& c) {
+  const int nz = g.dims == 3 ? g.nz : 1;
+  const std::int64_t rows = std::int64_t(g.ny) * nz;
+  const std::int64_t sy = g.stride_y(), sz = g.stride_z();
+  const bool three_d = g.dims == 3;
+  std::vector<double> partial(static_cast<std::size_t>(rows));
+#pragma omp parallel
+  {
+    std::vector<T> r(static_cast<std::size_t>(g.nx));
+#pragma omp for schedule(static)
+    for (std::int64_t q = 0; q < rows; ++q) {
+      const std::int64_t row = g.index(0, int(q % g.ny), three_d ? int(q / g.ny) : 0);
+      stencil_row(u + row, f ? f + row : nullptr, r.data(), 0, g.nx, sy, sz, three_d, c);
+      // cpu_dot's order: per row, then the rows in order.
+      double acc = 0;
+      for (int i = 0; i < g.nx; ++i) acc += double(r[std::size_t(i)]) * double(r[std::size_t(i)]);
+      partial[std::size_t(q)] = acc;
+    }
+  }
+  double total = 0;
+  for (double p : partial) total += p;
+  return total;
 }
 
 template <typename T>
@@ -133,17 +202,7 @@ void cpu_stencil_region(const T* u, T* out, const T* f, const GridDesc& g,
   for (int k = k0; k < k1; ++k)
     for (int j = r.lo[1]; j < r.hi[1]; ++j) {
       const std::int64_t row = g.index(0, j, k);
-      const T* ur = u + row;
-      T* outr = out + row;
-      const T* fr = f ? f + row : nullptr;
-#pragma omp simd
-      for (int i = i0; i < i1; ++i) {
-        // Must stay the expression of cpu_stencil: a split sweep gives the same bits.
-        T v = c.center * ur[i] + c.cx * (ur[i - 1] + ur[i + 1]) + c.cy * (ur[i - sy] + ur[i + sy]);
-        if (three_d) v += c.cz * (ur[i - sz] + ur[i + sz]);
-        if (fr) v += c.source * fr[i];
-        outr[i] = v;
-      }
+      stencil_row(u + row, f ? f + row : nullptr, out + row, i0, i1, sy, sz, three_d, c);
     }
 }
 
@@ -378,6 +437,11 @@ void CpuBackend<T>::gram(const T* a, int na, const T* b, int nb, std::size_t ld,
   template class CpuBackend<T>;                                                                   \
   template void cpu_apply_boundary<T>(T*, const GridDesc&, const BoundaryFaces&);                 \
   template void cpu_stencil<T>(const T*, T*, const T*, const GridDesc&, const StencilCoeffs<T>&); \
+  template void cpu_stencil_restrict<T>(const T*, const T*, const GridDesc&,                      \
+                                        const StencilCoeffs<T>&, T*, const GridDesc&,             \
+                                        const std::array<int, 3>&);                               \
+  template double cpu_stencil_square_sum<T>(const T*, const T*, const GridDesc&,                  \
+                                            const StencilCoeffs<T>&);                             \
   template void cpu_stencil_region<T>(const T*, T*, const T*, const GridDesc&,                    \
                                       const StencilCoeffs<T>&, const CellRange&);                 \
   template void cpu_pack_face<T>(const T*, const GridDesc&, int, T*);                             \

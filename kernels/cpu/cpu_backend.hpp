@@ -36,6 +36,14 @@ void cpu_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc);
 template <typename T>
 void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
 
+// The mean of each coarse cell's children of cpu_stencil (a residual restricted without being
+// stored): the bits of cpu_stencil and cpu_restrict_average.
+template <typename T>
+void cpu_stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio);
+// sum of cpu_stencil's values squared over the interior: the bits of cpu_stencil and cpu_dot.
+template <typename T>
+double cpu_stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
 // cpu_stencil restricted to the cells of r (identical arithmetic per point).
 template <typename T>
 void cpu_stencil_region(const T* u, T* out, const T* f, const GridDesc& g,
@@ -115,6 +123,17 @@ class CpuBackend final : public Backend<T> {
     cpu_interpolate(coarse, gc, fine, gf, ratio, p);
   }
   double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
+  void stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                        T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
+                        T* scratch) override {
+    (void)scratch;
+    cpu_stencil_restrict(u, f, gf, c, coarse, gc, ratio);
+  }
+  double stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
+                            T* scratch) override {
+    (void)scratch;
+    return cpu_stencil_square_sum(u, f, g, c);
+  }
   void to_float(const T* src, float* dst, std::size_t n, double scale = 1.0) override {
     cpu_to_float(src, dst, n, scale);
   }

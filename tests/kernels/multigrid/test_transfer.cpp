@@ -375,6 +375,38 @@ TYPED_TEST(MultigridTransferCpu, SeparableCubicIsThePerCellTensorProduct) {
   }
 }
 
+// The CPU's fused residual restriction and residual norm (Backend::stencil_restrict,
+// stencil_square_sum): the bits of its sweep, restriction and dot product, with a source and
+// without.
+TYPED_TEST(MultigridTransferCpu, FusedResidualRestrictionAndNormAreTheSeparatePasses) {
+  using T = TypeParam;
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  unsigned seed = 90;
+  std::vector<Level> levels = random_levels();
+  for (const Level& l : linear_levels()) levels.push_back(l);
+  for (const Level& l : levels)
+    for (const bool source : {true, false}) {
+      SCOPED_TRACE(l.name + (source ? " with a source" : " without"));
+      const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
+      const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
+      StencilCoeffs<T> c;
+      c.center = T(-7.25);
+      c.cx = T(1.5);
+      c.cy = T(0.75);
+      c.cz = T(2.125);
+      c.source = T(1);
+      const T* fp = source ? f.data() : nullptr;
+      std::vector<T> r(u.size(), T(0)), want(l.coarse.padded_size(), T(0)), got = want;
+      cpu->stencil(u.data(), r.data(), fp, l.fine, c);
+      cpu->restrict_average(r.data(), l.fine, want.data(), l.coarse, l.ratio);
+      cpu->stencil_restrict(u.data(), fp, l.fine, c, got.data(), l.coarse, l.ratio, nullptr);
+      EXPECT_EQ(got, want);
+      const double stored = cpu->dot(r.data(), r.data(), l.fine);
+      EXPECT_GT(stored, 0.0);
+      EXPECT_EQ(cpu->stencil_square_sum(u.data(), fp, l.fine, c, nullptr), stored);
+    }
+}
+
 template <typename T>
 double near_tol() {
   return sizeof(T) == sizeof(float) ? 1e-6 : 1e-14;
