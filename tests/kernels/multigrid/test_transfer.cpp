@@ -352,6 +352,25 @@ std::vector<Level> random_levels() {
   };
 }
 
+// A residual form's signs (r = f - A u), a distinct coefficient per axis.
+template <typename T>
+StencilCoeffs<T> residual_like() {
+  StencilCoeffs<T> c;
+  c.center = T(-7.25);
+  c.cx = T(1.5);
+  c.cy = T(0.75);
+  c.cz = T(2.125);
+  c.source = T(1);
+  return c;
+}
+
+// Every level shape of both lists (the CPU's fused and separable forms are checked on all).
+std::vector<Level> every_level() {
+  std::vector<Level> levels = random_levels();
+  for (const Level& l : linear_levels()) levels.push_back(l);
+  return levels;
+}
+
 // The CPU's cubic interpolation runs as three one-axis passes (kernels/multigrid/cpu/): the
 // bits of the per-cell tensor product that the device kernel computes
 // (mg::interpolated), on every level shape, odd sizes, semi-coarsening and 2D included.
@@ -359,9 +378,7 @@ TYPED_TEST(MultigridTransferCpu, SeparableCubicIsThePerCellTensorProduct) {
   using T = TypeParam;
   auto cpu = make_backend<T>(BackendKind::Cpu, {});
   unsigned seed = 70;
-  std::vector<Level> levels = random_levels();
-  for (const Level& l : linear_levels()) levels.push_back(l);
-  for (const Level& l : levels) {
+  for (const Level& l : every_level()) {
     SCOPED_TRACE(l.name);
     const std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
     std::vector<T> got(l.fine.padded_size(), T(0));
@@ -382,19 +399,12 @@ TYPED_TEST(MultigridTransferCpu, FusedResidualRestrictionAndNormAreTheSeparatePa
   using T = TypeParam;
   auto cpu = make_backend<T>(BackendKind::Cpu, {});
   unsigned seed = 90;
-  std::vector<Level> levels = random_levels();
-  for (const Level& l : linear_levels()) levels.push_back(l);
-  for (const Level& l : levels)
+  for (const Level& l : every_level())
     for (const bool source : {true, false}) {
       SCOPED_TRACE(l.name + (source ? " with a source" : " without"));
       const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
       const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
-      StencilCoeffs<T> c;
-      c.center = T(-7.25);
-      c.cx = T(1.5);
-      c.cy = T(0.75);
-      c.cz = T(2.125);
-      c.source = T(1);
+      const StencilCoeffs<T> c = residual_like<T>();
       const T* fp = source ? f.data() : nullptr;
       std::vector<T> r(u.size(), T(0)), want(l.coarse.padded_size(), T(0)), got = want;
       cpu->stencil(u.data(), r.data(), fp, l.fine, c);
@@ -468,12 +478,7 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
       dev->prepare(l.fine);
       const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
       const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
-      StencilCoeffs<T> c;  // a residual form's signs, distinct per axis
-      c.center = T(-7.25);
-      c.cx = T(1.5);
-      c.cy = T(0.75);
-      c.cz = T(2.125);
-      c.source = T(1);
+      const StencilCoeffs<T> c = residual_like<T>();
       auto du = dev->allocate(u.size()), df = dev->allocate(f.size());
       auto r = dev->allocate(u.size()), want = dev->allocate(l.coarse.padded_size()),
            got = dev->allocate(l.coarse.padded_size());
