@@ -4,10 +4,14 @@
 // uses unfused multiplies and adds (__dmul_rn / __dadd_rn) as the host does, so both
 // transfers give the CPU's bits.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/multigrid/interpolation.hpp"
@@ -211,7 +215,7 @@ __global__ void prolong_add_kernel(const T* __restrict__ coarse, const GridDesc 
 }
 
 // fine(i, j, k) = P coarse (Backend::interpolate; kernels/multigrid/interpolation.hpp, the
-// CPU's arithmetic).
+// CPU's arithmetic): the constant and linear orders (the cubic one is separable, below).
 template <typename T>
 __global__ void interpolate_kernel(const T* __restrict__ coarse, const GridDesc gc,
                                    T* __restrict__ fine, const GridDesc gf, const Halving h,
@@ -227,13 +231,199 @@ __global__ void interpolate_kernel(const T* __restrict__ coarse, const GridDesc 
   }
 }
 
+// The cubic interpolation as three one-axis passes (x along the coarse rows, then y, then z),
+// the CPU's SeparableInterpolation (kernels/multigrid/cpu/transfer_cpu.cpp). Why: the tensor
+// product per fine cell (mg::interpolated) reads 64 coarse values through coarse_value's ghost
+// logic and dominates a full-multigrid pass at 512^3; the passes read 4 values per output and
+// interpolate each coarse row / plane once. Same products and sums in the same order
+// (accumulators from 0, x innermost, then y, then z; a kept axis is the stencil {1}, so 2D is
+// the z factor 1), so mg::interpolated's bits. The passes run over chunks: fine rows
+// [j0, j0 + nj) x planes [k0, k0 + nk) (one plane in 2D), from the coarse rows [rj, rj + mj)
+// x planes [rk, rk + mk) their stencils read (ghosts included; edges and corners synthesised).
+// Intermediates in double: xs[K - rk][J - rj][i] (pass x), ys[K - rk][j - j0][i] (pass y).
+struct Chunk {
+  int j0, nj, k0, nk;
+  int rj, mj, rk, mk;
+};
+
+// The stencil of fine index f along an axis of n coarse cells, halved (shift 1) or kept.
+HS_HOST_DEVICE inline mg::AxisStencil cubic_stencil(int shift, int f, int n) {
+  return shift ? mg::axis_stencil(Prolongation::Cubic, f & 1, f >> 1, n) : mg::AxisStencil{};
+}
+
+// sum over the stencil's nodes q of w[q] * at(q), rounded one by one from 0 (unrolled: the
+// weights stay in registers).
+template <class At>
+__device__ double accumulate(const mg::AxisStencil& s, At&& at) {
+  double acc = 0;
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    if (q < s.count) acc = mg::add_rn(acc, mg::mul_rn(s.w[q], at(q)));
+  return acc;
+}
+
+// Launch shape of a pass: x over the nx fine cells of a row (coalesced), y over `na` indices
+// (in passes y and z those the stencil depends on: a thread builds it once per index, a costly
+// step, axis_stencil's weight tables in local memory), z over shares of the `nb` others: some
+// 4096 blocks, enough to fill the device.
+RowLaunch pass_launch(int nx, int na, int nb) {
+  const int bx = std::min(256, (nx + 31) / 32 * 32), by = 256 / bx;
+  const int gx = (nx + bx - 1) / bx, gy = std::min((na + by - 1) / by, 65535);
+  const std::int64_t per_z = std::int64_t(gx) * gy;
+  const int gz = int(std::max<std::int64_t>(1, std::min<std::int64_t>({4096 / per_z, nb, 65535})));
+  return {dim3(unsigned(gx), unsigned(gy), unsigned(gz)), dim3(unsigned(bx), unsigned(by))};
+}
+
+// Pass x: the coarse rows (rj + a, rk + b) of the chunk interpolated along x at every fine i.
+template <typename T>
+__global__ void cubic_x_kernel(const T* __restrict__ coarse, const GridDesc gc, const int nx,
+                               const Halving h, const Chunk c, double* __restrict__ xs) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nx) return;
+  const mg::AxisStencil s = cubic_stencil(h.sx, i, gc.nx);
+  const int I = (i >> h.sx) + s.first;
+  for (int a = blockIdx.y * blockDim.y + threadIdx.y; a < c.mj; a += gridDim.y * blockDim.y)
+    for (int b = blockIdx.z; b < c.mk; b += gridDim.z)
+      xs[(std::int64_t(b) * c.mj + a) * nx + i] = accumulate(
+          s, [&](int q) { return mg::coarse_value(coarse, gc, I + q, c.rj + a, c.rk + b); });
+}
+
+// Pass y: the chunk's fine rows j0 + a of every coarse plane rk + b, along y from pass x.
+__global__ void cubic_y_kernel(const double* __restrict__ xs, const int nx, const int ny,
+                               const Halving h, const Chunk c, double* __restrict__ ys) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nx) return;
+  for (int a = blockIdx.y * blockDim.y + threadIdx.y; a < c.nj; a += gridDim.y * blockDim.y) {
+    const int j = c.j0 + a;
+    const mg::AxisStencil s = cubic_stencil(h.sy, j, ny);
+    const double* x = xs + std::int64_t((j >> h.sy) + s.first - c.rj) * nx + i;
+    for (int b = blockIdx.z; b < c.mk; b += gridDim.z) {
+      const double* xb = x + std::int64_t(b) * c.mj * nx;
+      ys[(std::int64_t(b) * c.nj + a) * nx + i] =
+          accumulate(s, [&](int q) { return xb[std::int64_t(q) * nx]; });
+    }
+  }
+}
+
+// Pass z: fine(i, j0 + b, k0 + a) over the chunk, along z from pass y (a == 0 in 2D).
+template <typename T>
+__global__ void cubic_z_kernel(const double* __restrict__ ys, const int nz, const Halving h,
+                               const Chunk c, T* __restrict__ fine, const GridDesc gf) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= gf.nx) return;
+  const std::int64_t plane = std::int64_t(c.nj) * gf.nx;
+  for (int a = blockIdx.y * blockDim.y + threadIdx.y; a < c.nk; a += gridDim.y * blockDim.y) {
+    const int k = c.k0 + a;
+    const mg::AxisStencil s = cubic_stencil(h.sz, k, nz);
+    const double* y = ys + ((k >> h.sz) + s.first - c.rk) * plane + i;
+    for (int b = blockIdx.z; b < c.nj; b += gridDim.z) {
+      const double* yb = y + std::int64_t(b) * gf.nx;
+      fine[gf.index(i, c.j0 + b, k)] =
+          static_cast<T>(accumulate(s, [&](int q) { return yb[q * plane]; }));
+    }
+  }
+}
+
+// The coarse nodes [*lo, *lo + *count) that the stencils of the children of the parents
+// [c0, c1) read along an axis of n coarse cells (within one ghost layer where n >= 2).
+void stencil_reads(int c0, int c1, int shift, int n, int* lo, int* count) {
+  int a = INT_MAX, b = INT_MIN;
+  for (int f = c0 << shift; f < c1 << shift; ++f) {
+    const mg::AxisStencil s = cubic_stencil(shift, f, n);
+    a = std::min(a, (f >> shift) + s.first);
+    b = std::max(b, (f >> shift) + s.first + s.count - 1);
+  }
+  *lo = a;
+  *count = b - a + 1;
+}
+
+// The passes' scratch, grow-only, one per host thread and device (as
+// default_reduction_workspace), freed at exit. An event marks its last use: a call on
+// another stream waits for it, and growing waits for it before freeing.
+class InterpolateScratch {
+ public:
+  InterpolateScratch() { CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)); }
+  ~InterpolateScratch() { cudaEventDestroy(done_); }  // errors ignored: may run at exit
+  InterpolateScratch(const InterpolateScratch&) = delete;
+  InterpolateScratch& operator=(const InterpolateScratch&) = delete;
+
+  double* acquire(std::size_t n, cudaStream_t stream) {
+    if (n > buf_.size()) {
+      CUDA_CHECK(cudaEventSynchronize(done_));
+      buf_ = CudaBuffer<double>();  // freed before the larger one is allocated
+      buf_ = CudaBuffer<double>(n);
+    } else {
+      CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    }
+    return buf_.get();
+  }
+  void release(cudaStream_t stream) { CUDA_CHECK(cudaEventRecord(done_, stream)); }
+
+ private:
+  CudaBuffer<double> buf_;
+  cudaEvent_t done_ = nullptr;
+};
+
+InterpolateScratch& interpolate_scratch() {
+  thread_local std::vector<std::unique_ptr<InterpolateScratch>> pool;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  if (pool.size() <= std::size_t(dev)) pool.resize(std::size_t(dev) + 1);
+  if (!pool[std::size_t(dev)]) pool[std::size_t(dev)] = std::make_unique<InterpolateScratch>();
+  return *pool[std::size_t(dev)];
+}
+
+template <typename T>
+void interpolate_cubic(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
+                       const Halving h, const InterpolateChunking& chunking, cudaStream_t stream) {
+  const int nx = gf.nx, nz = gc.dims == 3 ? gc.nz : 1;
+  // Chunks of ck coarse planes x cj coarse rows; a chunk's stencils read at most two coarse
+  // nodes past it on each side of a halved axis.
+  int ck = std::max(1, std::min(chunking.planes, nz)), cj = gc.ny;
+  const auto scratch = [&] {
+    return (std::size_t(ck) + 4 * h.sz) * (std::size_t(cj) + 4 * h.sy + (std::size_t(cj) << h.sy)) *
+           std::size_t(nx);
+  };
+  while (scratch() > chunking.doubles && ck > 1) ck = (ck + 1) / 2;
+  while (scratch() > chunking.doubles && cj > 1) cj = (cj + 1) / 2;
+  InterpolateScratch& ws = interpolate_scratch();
+  double* const xs = ws.acquire(scratch(), stream);
+  for (int K0 = 0; K0 < nz; K0 += ck)
+    for (int J0 = 0; J0 < gc.ny; J0 += cj) {
+      const int K1 = std::min(K0 + ck, nz), J1 = std::min(J0 + cj, gc.ny);
+      Chunk c;
+      c.j0 = J0 << h.sy;
+      c.nj = (J1 - J0) << h.sy;
+      c.k0 = K0 << h.sz;
+      c.nk = (K1 - K0) << h.sz;
+      stencil_reads(J0, J1, h.sy, gc.ny, &c.rj, &c.mj);
+      stencil_reads(K0, K1, h.sz, nz, &c.rk, &c.mk);
+      double* const ys = xs + std::size_t(c.mj) * std::size_t(c.mk) * std::size_t(nx);
+      RowLaunch l = pass_launch(nx, c.mj, c.mk);
+      cubic_x_kernel<T><<<l.grid, l.block, 0, stream>>>(coarse, gc, nx, h, c, xs);
+      CUDA_CHECK_LAUNCH();
+      l = pass_launch(nx, c.nj, c.mk);
+      cubic_y_kernel<<<l.grid, l.block, 0, stream>>>(xs, nx, gc.ny, h, c, ys);
+      CUDA_CHECK_LAUNCH();
+      l = pass_launch(nx, c.nk, c.nj);
+      cubic_z_kernel<T><<<l.grid, l.block, 0, stream>>>(ys, nz, h, c, fine, gf);
+      CUDA_CHECK_LAUNCH();
+    }
+  ws.release(stream);
+}
+
 }  // namespace
 
 template <typename T>
 void launch_interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
-                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream) {
+                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream,
+                        const InterpolateChunking& chunking) {
   const Halving h = check_transfer(gf, gc, ratio, "interpolate");
   if (gf.interior_size() == 0) return;
+  if (p == Prolongation::Cubic) {
+    interpolate_cubic(coarse, gc, fine, gf, h, chunking, stream);
+    return;
+  }
   const RowLaunch l = row_launch(gf);
   interpolate_kernel<T><<<l.grid, l.block, 0, stream>>>(coarse, gc, fine, gf, h, p);
   CUDA_CHECK_LAUNCH();
@@ -297,7 +487,8 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
   template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
                                       const std::array<int, 3>&, Prolongation, cudaStream_t); \
   template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
-                                      const std::array<int, 3>&, Prolongation, cudaStream_t); \
+                                      const std::array<int, 3>&, Prolongation, cudaStream_t,  \
+                                      const InterpolateChunking&);                            \
   template void launch_stencil_restrict<T>(const T*, const SourceRef<T>&, const GridDesc&,    \
                                            const StencilCoeffs<T>&, T*, const GridDesc&,      \
                                            const std::array<int, 3>&, cudaStream_t);

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstddef>
 
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
@@ -38,10 +39,21 @@ template <typename T>
 void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                         const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream);
 
+// Bounds of launch_interpolate's cubic form, three one-axis passes over chunks of the coarse
+// grid with double intermediates in a device scratch (grow-only, one per host thread and
+// device): at most `planes` coarse planes per chunk, and a scratch of at most `doubles` values
+// where that allows (fewer planes, then fewer coarse rows, down to one of each). The defaults
+// keep 64 planes up to 768^3 fine cells; tests pass small bounds to cross chunk borders.
+struct InterpolateChunking {
+  int planes = 64;
+  std::size_t doubles = std::size_t(64) << 20;  // 512 MiB
+};
+
 // fine = P coarse over the interior cells of gf (Backend::interpolate; same checks). Reads
 // coarse's face ghosts: fill them first. Asynchronous on `stream`.
 template <typename T>
 void launch_interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
-                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream);
+                        const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream,
+                        const InterpolateChunking& chunking = {});
 
 }  // namespace heatsolve::cuda

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -20,6 +21,10 @@
 #include "core/multigrid.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/multigrid/interpolation.hpp"
+
+#ifdef HEATSOLVE_HAVE_CUDA
+#include "kernels/multigrid/cuda/transfer.cuh"
+#endif
 
 namespace heatsolve {
 namespace {
@@ -371,9 +376,9 @@ std::vector<Level> every_level() {
   return levels;
 }
 
-// The CPU's cubic interpolation runs as three one-axis passes (kernels/multigrid/cpu/): the
-// bits of the per-cell tensor product that the device kernel computes
-// (mg::interpolated), on every level shape, odd sizes, semi-coarsening and 2D included.
+// The CPU's cubic interpolation runs as three one-axis passes (kernels/multigrid/cpu/), as
+// the device's does: the bits of the per-cell tensor product (mg::interpolated), on every
+// level shape, odd sizes, semi-coarsening and 2D included.
 TYPED_TEST(MultigridTransferCpu, SeparableCubicIsThePerCellTensorProduct) {
   using T = TypeParam;
   auto cpu = make_backend<T>(BackendKind::Cpu, {});
@@ -529,33 +534,93 @@ TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
   }
 }
 
-// Full multigrid's interpolation, every order: the device's bits are the CPU's (one shared
-// implementation, products and sums rounded one by one), edge and corner ghosts synthesised.
+// The first padded cell whose bits differ (ghosts included), or -1.
+template <typename T>
+std::int64_t first_difference(const std::vector<T>& got, const std::vector<T>& want) {
+  for (std::size_t n = 0; n < want.size(); ++n)
+    if (std::memcmp(&got[n], &want[n], sizeof(T)) != 0) return std::int64_t(n);
+  return -1;
+}
+
+// Every level shape, and two whose cubic interpolation crosses the device's chunks of 64 coarse
+// planes (kernels/multigrid/cuda/transfer.cu): halved z, 80 coarse planes; kept z, 130.
+std::vector<Level> interpolation_levels() {
+  std::vector<Level> levels = every_level();
+  levels.push_back(make_level("3d_222_chunks", 3, 64, 64, 160, {2, 2, 2}));
+  levels.push_back(make_level("3d_221_chunks", 3, 34, 18, 130, {2, 2, 1}));
+  return levels;
+}
+
+// The CPU's interpolation and the device's of the same random coarse field (edge and corner
+// ghosts NaN: never read, synthesised from the face ghosts) onto the same random fine field;
+// `run` calls the device's on (coarse, fine) pointers of `dev`.
+template <typename T, class Run>
+void expect_interpolation_bits(Backend<T>& cpu, Backend<T>& dev, const Level& l, Prolongation p,
+                               unsigned seed, Run&& run) {
+  std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), seed);
+  poison_edges(coarse, l.coarse);
+  const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), seed + 1000);
+  std::vector<T> want = fine0, got(fine0.size());
+  cpu.interpolate(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+  auto dc = dev.allocate(coarse.size()), df = dev.allocate(fine0.size());
+  dc->copy_from_host(coarse.data());
+  df->copy_from_host(fine0.data());
+  run(dc->data(), df->data());
+  df->copy_to_host(got.data());
+  const std::int64_t at = first_difference(got, want);
+  EXPECT_EQ(at, -1) << "got " << got[std::size_t(std::max<std::int64_t>(at, 0))] << " want "
+                    << want[std::size_t(std::max<std::int64_t>(at, 0))];
+}
+
+// Full multigrid's interpolation, every order: the device's bits are the CPU's (both
+// mg::interpolated's products and sums, rounded one by one; the cubic one in three one-axis
+// passes on both), edge and corner ghosts synthesised, the ghosts of the fine field untouched.
 TYPED_TEST(MultigridTransferCuda, InterpolateMatchesCpu) {
   using T = TypeParam;
   SKIP_WITHOUT_GPU();
   auto cpu = make_backend<T>(BackendKind::Cpu, {});
   auto dev = make_backend<T>(BackendKind::Cuda, {});
   unsigned seed = 300;
-  for (const Level& l : random_levels()) {
+  for (const Level& l : interpolation_levels()) {
     for (Prolongation p : {Prolongation::Constant, Prolongation::Linear, Prolongation::Cubic}) {
       SCOPED_TRACE(l.name + " " + std::to_string(int(p)));
-      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
-      poison_edges(coarse, l.coarse);  // never read: synthesised from the face ghosts
-      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
-      std::vector<T> want = fine0, got(fine0.size());
-      cpu->interpolate(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
-      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
-      dc->copy_from_host(coarse.data());
-      df->copy_from_host(fine0.data());
-      dev->interpolate(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
-      df->copy_to_host(got.data());
-      std::size_t at = 0;
-      EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
-          << "index " << at << " got " << got[at] << " want " << want[at];
+      expect_interpolation_bits<T>(*cpu, *dev, l, p, ++seed, [&](const T* coarse, T* fine) {
+        dev->interpolate(coarse, l.coarse, fine, l.fine, l.ratio, p);
+      });
     }
   }
 }
+
+#ifdef HEATSOLVE_HAVE_CUDA
+// The device's cubic interpolation runs over chunks of coarse planes, and of coarse rows where
+// a chunk's scratch passes its bound: the CPU's bits across every chunk border, with chunks of
+// 3 planes; of 1 plane and at most 5 rows (uneven ones too: 13 rows make 4, 4, 4, 1); and of
+// one row of one plane.
+TYPED_TEST(MultigridTransferCuda, CubicInterpolationChunksMatchCpu) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 400;
+  for (const Level& l : interpolation_levels()) {
+    // The scratch bound of a chunk of one plane and 5 rows: the planes and rows its stencils
+    // read (two past each side of a halved axis), and its fine rows.
+    const std::size_t sy = l.ratio[1] == 2, sz = l.fine.dims == 3 && l.ratio[2] == 2;
+    const std::size_t five_rows = (1 + 4 * sz) * (5 + 4 * sy + (5 << sy)) * std::size_t(l.fine.nx);
+    const cuda::InterpolateChunking chunkings[] = {
+        {3, std::size_t(1) << 30}, {1, five_rows}, {1, 1}};
+    for (const cuda::InterpolateChunking& c : chunkings) {
+      SCOPED_TRACE(l.name + " planes " + std::to_string(c.planes) + " doubles " +
+                   std::to_string(c.doubles));
+      expect_interpolation_bits<T>(
+          *cpu, *dev, l, Prolongation::Cubic, ++seed, [&](const T* coarse, T* fine) {
+            cuda::launch_interpolate<T>(coarse, l.coarse, fine, l.fine, l.ratio,
+                                        Prolongation::Cubic, nullptr, c);
+          });
+    }
+  }
+}
+#endif
 
 // Mixed precision's conversions (Backend::to_float, add_float) against the CPU's.
 TEST(MixedPrecisionCuda, ConversionsMatchCpu) {
