@@ -56,6 +56,13 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
     print(f"  {label:<24} ranks={s['ranks']} wall={s['wall_seconds']:.3f}s "
           f"setup={m.get('setup_seconds', 0):.3f}s steps/its={s.get('iterations', s.get('steps'))} cycles={m.get('cycles')} "
           f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} | {m.get('hierarchy')}")
+    d = m.get("decomposed", {})
+    cs = m.get("cycle_seconds", [])
+    rest = sorted(cs[2:])
+    print(f"    cycles: first {', '.join(f'{c * 1e3:.1f}' for c in cs[:2])} ms, median of the rest "
+          f"{rest[len(rest) // 2] * 1e3 if rest else 0:.2f} ms; set-up: tuning "
+          f"{d.get('setup_tuning_seconds', 0):.3f} s, halos {d.get('setup_halo_seconds', 0):.3f} s, "
+          f"overlap {d.get('overlap', '-')}")
 PY
 }
 

@@ -145,6 +145,16 @@ class CudaBackend final : public Backend<T> {
     return std::string(kKernelTemporal) + " k=" + std::to_string(time_block_) + " + " + label;
   }
 
+  void prepare_untimed(const GridDesc& g) override {
+    if (fixed_) return;  // a named kernel: choose() takes it without timing anyway
+    StencilVariant best = StencilVariant::Naive;
+    for (StencilVariant v : kAllStencilVariants)  // in rung order: the last supported one
+      if (stencil_variant_supported(v)) best = v;
+    const Choice ch{best, resolve_shape<T>(best, g.dims, {0, 0, 0}), stencil_variant_name(best)};
+    for (bool with_source : {false, true})
+      cache_.emplace(Key{g.dims, g.nx, g.ny, g.dims == 3 ? g.nz : 1, with_source}, ch);
+  }
+
   int max_time_block() const override { return temporal_ ? time_block_ : 1; }
 
   // Passes of the largest compiled k <= the steps left (remainder: single steps). Faces

@@ -42,6 +42,12 @@ class PhaseTimer {
 // between their short, launch-bound kernels.
 constexpr std::size_t kUnitTimedCells = 64 * 64 * 64;
 
+// Levels below this many cells (all ranks) sweep with the backend's default variant, untimed
+// (Backend::prepare_untimed): their sweeps are launch-bound, and loading and timing every
+// variant for each of them cost more than the whole first cycle's work (H100, 512^3: the first
+// V-cycle took 65 ms against 7.6 ms for the others).
+constexpr double kTunedCells = double(1 << 21);
+
 int extent(const GridDesc& g, int a) {
   return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
 }
@@ -150,13 +156,13 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     Level& last = levels_.back();
     last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   } else {
-    // Decomposed: the finest level's exchanges are timed too.
+    // Decomposed: the finest level's exchanges are timed too. Split exchanges (overlap) are
+    // attached below, once the transport is known.
     fine_exchange_ = fine.exchange_hook();
-    HelmholtzOperator<T> finest =
-        fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine;
-    if (fine.split_exchange())
-      finest = finest.with_split_exchange(timed_split(0, fine.split_exchange()));
-    levels_.push_back(make_level(std::move(finest), false));
+    levels_.push_back(
+        make_level((fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine)
+                       .with_split_exchange({}),
+                   false));
     // The distributed coarse levels: this rank's block of each, with the level's exchanger
     // and sums over ranks; variable coefficients get their ghost ring of resistances from the
     // neighbours (collective).
@@ -168,14 +174,6 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       HelmholtzOperator<T> op = levels_.back().op.coarsened(
           space, [this, l](T* x) { exchange(l, x); }, dl.exchange_double);
       dl.exchange_double = nullptr;  // set-up only
-      if (agg_->overlap) {
-        HaloExchanger<T>* ex = dl.exchanger.get();
-        SplitExchange<T> split;
-        split.begin = [ex, &backend](T* x) { ex->begin(backend, x); };
-        split.send = [ex, &backend] { ex->send(backend); };
-        split.finish = [ex, &backend](T* x) { ex->finish(backend, x); };
-        op = op.with_split_exchange(timed_split(l, std::move(split)));
-      }
       levels_.push_back(make_level(std::move(op), true));
     }
     // This rank's block of the gathered level (restricted into, and the correction's block
@@ -214,10 +212,22 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     }
     // Each distributed level's grid is tuned (CUDA "auto": the ranks agree on the timings) and
     // its exchange set up (buffers, IPC mappings) here, not inside the first cycle.
-    if (!fine.is_variable())
-      for (std::size_t l = 1; l + 1 < levels_.size(); ++l) backend.prepare(grid(int(l)));
-    for (std::size_t l = 1; l + 1 < levels_.size(); ++l)
-      agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
+    {
+      PhaseTimer<T> t(backend, timing_.setup_tuning);
+      for (std::size_t l = 1; l + 1 < levels_.size() && !fine.is_variable(); ++l) {
+        // The global level's size decides, so that every rank takes part in the same tunings.
+        if (agg_->levels[l - 1].domain.global.interior_size() < kTunedCells)
+          backend.prepare_untimed(grid(int(l)));
+        else
+          backend.prepare(grid(int(l)));
+      }
+    }
+    {
+      PhaseTimer<T> t(backend, timing_.setup_halos);
+      for (std::size_t l = 1; l + 1 < levels_.size(); ++l)
+        agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
+    }
+    attach_split_exchanges(fine);
     if (agg_->root) {
       Backend<T>& be = agg_->backend ? *agg_->backend : backend;
       BoundaryFaces fixed = agg_->global_zero_faces;  // the variable kernels' rules
@@ -244,14 +254,50 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   }
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:
-  // above). Variable coefficients have one kernel: nothing to tune; fused smoothing runs
+  // above), small ones untimed (kTunedCells; a finest level prepared by the run keeps its
+  // choice). Variable coefficients have one kernel: nothing to tune; fused smoothing runs
   // temporal passes and the fused residual restriction, neither tuned (a single sweep that
-  // remains, e.g. with periodic faces, tunes its grid when it first runs).
-  if (!agg_ && !fine.is_variable() && !settings_.fused)
-    for (std::size_t l = 1; l < levels_.size(); ++l) backend.prepare(grid(int(l)));
+  // remains, e.g. on 128^3 or with periodic faces, tunes its grid when it first runs).
+  if (!agg_ && !fine.is_variable())
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      if (double(grid(int(l)).interior_size()) < kTunedCells)
+        backend.prepare_untimed(grid(int(l)));
+      else if (l > 0 && !settings_.fused)
+        backend.prepare(grid(int(l)));
+    }
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);
   timing_.exchanges.assign(levels_.size(), 0);
+}
+
+// execution.overlap on a decomposed hierarchy: a sweep split into core and shell around its
+// halo exchange pays only where the exchange is slow, i.e. staged through host memory (or the
+// CPU backend's host transport). Device to device (CUDA IPC, CUDA-aware MPI) a level's
+// exchange takes tens of microseconds, less than the split costs: the core and shell slabs
+// run a slower sweep than the whole grid's, and a split residual cannot be restricted or
+// measured in the same pass (2x H100, 512^3: multigrid 0.122 s without the split against
+// 0.189 s with it). The finest level's transport is the first coarse level's (the same
+// neighbours and halo mode).
+template <typename T>
+void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>& fine) {
+  if (!agg_->overlap) return;
+  const std::string transport =
+      agg_->levels.empty() ? std::string() : agg_->levels[0].exchanger->transport();
+  split_ =
+      transport.empty() || transport == "host" || transport.find("staged") != std::string::npos;
+  if (!split_) return;
+  Backend<T>& backend = fine.backend();
+  if (fine.split_exchange())
+    levels_[0].op = levels_[0].op.with_split_exchange(timed_split(0, fine.split_exchange()));
+  for (std::size_t i = 0; i < agg_->levels.size(); ++i) {
+    HaloExchanger<T>* ex = agg_->levels[i].exchanger.get();
+    SplitExchange<T> split;
+    split.begin = [ex, &backend](T* x) { ex->begin(backend, x); };
+    split.send = [ex, &backend] { ex->send(backend); };
+    split.finish = [ex, &backend](T* x) { ex->finish(backend, x); };
+    Level& lv = levels_[i + 1];
+    lv.op = lv.op.with_split_exchange(timed_split(int(i) + 1, std::move(split)));
+  }
 }
 
 template <typename T>
@@ -325,6 +371,9 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"gathered_on", agg_->redundant ? "every rank" : "rank 0"},
       {"agglomerate_below", settings_.agglomerate_below},
       {"agglomeration_seconds", timing_.agglomeration},
+      {"overlap", split_},
+      {"setup_tuning_seconds", timing_.setup_tuning},
+      {"setup_halo_seconds", timing_.setup_halos},
       {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},
       {"levels", levels}};
 }
@@ -532,12 +581,12 @@ SplitExchange<T> Multigrid<T>::timed_split(int l, SplitExchange<T> inner) {
   return s;
 }
 
-// Fills the Exchange ghosts of x on level l. The device is synchronised first, so that the
-// time is the exchange's own (packing, transport, unpacking queued), not the work before it.
+// Fills the Exchange ghosts of x on level l. Timed on the host: the time includes waiting
+// for the work queued before the packing (no device synchronisation of its own, which would
+// idle the device once more per exchange).
 template <typename T>
 void Multigrid<T>::exchange(int l, T* x) {
   Backend<T>& backend = levels_[l].op.backend();
-  backend.synchronize();
   const auto t0 = Clock::now();
   if (l == 0)
     fine_exchange_(x);

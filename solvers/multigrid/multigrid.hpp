@@ -43,6 +43,9 @@ class Multigrid : public Preconditioner<T> {
     std::vector<double> exchange;
     std::vector<long long> exchanges;
     double agglomeration = 0;
+    // Decomposed set-up: tuning the distributed levels' kernels, and their first exchanges
+    // (buffers, IPC mappings).
+    double setup_tuning = 0, setup_halos = 0;
   };
 
   // `fine`: the finest level's operator (Deck faces: the problem's). A singular operator
@@ -119,6 +122,8 @@ class Multigrid : public Preconditioner<T> {
   // calls, while the device computes the sweep's core.
   SplitExchange<T> timed_split(int l, SplitExchange<T> inner);
   int last_distributed() const { return int(levels_.size()) - 2; }
+  // execution.overlap: the levels' sweeps split around their exchanges where that pays.
+  void attach_split_exchanges(const HelmholtzOperator<T>& fine);
 
   MultigridSettings settings_;
   bool singular_ = false;
@@ -132,7 +137,8 @@ class Multigrid : public Preconditioner<T> {
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;
   std::vector<double> weights_;  // smoothing weights, one per sweep (Chebyshev) or constant
   Timing timing_;
-  bool timed_ = true;  // false inside a subtree timed as one unit (kUnitTimedCells)
+  bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
+  bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges
   int coarse_iterations_ = 0;
 };
 

@@ -107,7 +107,7 @@ class HelmholtzOperator {
   // faces) swept, the halos finished, then the shell; each point's arithmetic is a whole
   // sweep's, so the bits are the same. Where the backend cannot sweep the core alone (CUDA,
   // constant coefficients: only slabs of the slowest axis) the exchange completes and the
-  // whole sweep runs.
+  // whole sweep runs. An empty split: none (the exchange completes before each sweep).
   const SplitExchange<T>& split_exchange() const { return split_; }
   HelmholtzOperator with_split_exchange(SplitExchange<T> split) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants

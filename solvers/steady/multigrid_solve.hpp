@@ -43,6 +43,7 @@ class MultigridSolve final : public Solver<T> {
   bool converged_ = false;
   std::string stagnation_;
   std::vector<double> factors_;
+  std::vector<double> cycle_seconds_;  // wall seconds of each cycle, its convergence check included
 };
 
 }  // namespace heatsolve

@@ -432,6 +432,36 @@ TEST(CudaStencil, AutoPicksAVariant) {
   }
 }
 
+#ifdef HEATSOLVE_HAVE_CUDA
+// Multigrid's small levels: an untimed grid takes the device's highest rung (2.5d-tma on
+// Hopper), with and without a source, and still sweeps as the CPU does; a named kernel stays.
+TEST(CudaStencil, UntimedGridTakesTheHighestRung) {
+  SKIP_WITHOUT_GPU();
+  std::string top;
+  for (const std::string& v : kVariants)
+    if (stencil_variant_supported(*parse_stencil_variant(v))) top = v;
+  for (int dims : {2, 3}) {
+    auto dev = make_backend<float>(BackendKind::Cuda, {});
+    const GridDesc g = make_grid(dims);
+    dev->prepare_untimed(g);
+    EXPECT_EQ(dev->prepare(g), top);  // cached, not tuned
+    std::string where;
+    const double err = compare_steps<float>(
+        *dev, g, bc_cases()[0].faces, steps(10), 3,
+        [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
+          dev->stencil(u, out, f, g, c);
+        },
+        &where);
+    EXPECT_LE(err, 1e-5) << where;
+    BackendOptions named;
+    named.kernel = "2.5d";
+    auto fixed = make_backend<float>(BackendKind::Cuda, named);
+    fixed->prepare_untimed(g);
+    EXPECT_EQ(fixed->prepare(g), "2.5d");
+  }
+}
+#endif
+
 // The MPI overlap path sweeps the core and the boundary slabs separately: slabs of whole
 // outer layers (z in 3D, y in 2D), of any thickness down to one layer, must tile the interior
 // to exactly stencil()'s bits, for every variant.
