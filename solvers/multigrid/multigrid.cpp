@@ -43,9 +43,8 @@ class PhaseTimer {
 constexpr std::size_t kUnitTimedCells = 64 * 64 * 64;
 
 // Levels below this many cells (all ranks) sweep with the backend's default variant, untimed
-// (Backend::prepare_untimed): their sweeps are launch-bound, and loading and timing every
-// variant for each of them cost more than the whole first cycle's work (H100, 512^3: the first
-// V-cycle took 65 ms against 7.6 ms for the others).
+// (Backend::prepare_untimed): their sweeps are launch-bound, and timing every variant on each
+// of them costs more than the choice can win.
 constexpr double kTunedCells = double(1 << 21);
 
 int extent(const GridDesc& g, int a) {
