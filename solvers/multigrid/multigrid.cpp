@@ -270,20 +270,16 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
 }
 
 // execution.overlap on a decomposed hierarchy: a sweep split into core and shell around its
-// halo exchange pays only where the exchange is slow, i.e. staged through host memory (or the
+// halo exchange pays only where the exchange is slow, i.e. through host memory (staged, or the
 // CPU backend's host transport). Device to device (CUDA IPC, CUDA-aware MPI) a level's
 // exchange takes tens of microseconds, less than the split costs: the core and shell slabs
-// run a slower sweep than the whole grid's, and a split residual cannot be restricted or
-// measured in the same pass (2x H100, 512^3: multigrid 0.122 s without the split against
-// 0.189 s with it). The finest level's transport is the first coarse level's (the same
-// neighbours and halo mode).
+// sweep slower than the whole block, and a split residual cannot be restricted or measured in
+// the sweep's pass (docs/performance.md, "Multigrid across GPUs"). The finest level's
+// transport is the first coarse level's (the same neighbours and halo mode).
 template <typename T>
 void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>& fine) {
   if (!agg_->overlap) return;
-  const std::string transport =
-      agg_->levels.empty() ? std::string() : agg_->levels[0].exchanger->transport();
-  split_ =
-      transport.empty() || transport == "host" || transport.find("staged") != std::string::npos;
+  split_ = agg_->levels.empty() || !agg_->levels[0].exchanger->device_to_device();
   if (!split_) return;
   Backend<T>& backend = fine.backend();
   if (fine.split_exchange())

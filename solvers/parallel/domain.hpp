@@ -54,6 +54,9 @@ class HaloExchanger {
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }
+  // Whether every face's halos go device to device (CUDA IPC, CUDA-aware MPI), never through
+  // host memory; known after the first exchange.
+  virtual bool device_to_device() const { return false; }
   // An exchanger of margins `depth` cells deep (solvers/parallel/deep_halo.hpp) between the same
   // ranks, for temporal blocking; null when this exchanger cannot make one.
   virtual std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const {

@@ -349,6 +349,15 @@ std::string MpiHaloExchanger<T>::transport() const {
 }
 
 template <typename T>
+bool MpiHaloExchanger<T>::device_to_device() const {
+  if (transport_ == HaloTransport::CudaAware) return true;
+  if (transport_ == HaloTransport::None) return false;
+  for (int f = 0; f < 6; ++f)
+    if (faces_[f].peer != MPI_PROC_NULL && !ipc_.both(f)) return false;
+  return true;
+}
+
+template <typename T>
 void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   if (bound_ == &backend) return;
   if (!requests_.empty())

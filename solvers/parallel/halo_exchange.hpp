@@ -152,6 +152,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   // "host", "staged", "cuda-aware", "ipc", "ipc+staged" (some faces each), or "none" before
   // the first exchange / without peers.
   std::string transport() const override;
+  bool device_to_device() const override;
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
   std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override;

@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/per_device.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/multigrid/interpolation.hpp"
 #include "kernels/stencil/cuda/stencil_kernels.cuh"
@@ -337,8 +336,8 @@ void stencil_reads(int c0, int c1, int shift, int n, int* lo, int* count) {
   *count = b - a + 1;
 }
 
-// The passes' scratch, grow-only, one per host thread and device (as
-// default_reduction_workspace), freed at exit. An event marks its last use: a call on
+// The passes' scratch, grow-only, one per host thread and device
+// (per_thread_device_instance), freed at the thread's exit. An event marks its last use: a call on
 // another stream waits for it, and growing waits for it before freeing.
 class InterpolateScratch {
  public:
@@ -364,15 +363,6 @@ class InterpolateScratch {
   cudaEvent_t done_ = nullptr;
 };
 
-InterpolateScratch& interpolate_scratch() {
-  thread_local std::vector<std::unique_ptr<InterpolateScratch>> pool;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (pool.size() <= std::size_t(dev)) pool.resize(std::size_t(dev) + 1);
-  if (!pool[std::size_t(dev)]) pool[std::size_t(dev)] = std::make_unique<InterpolateScratch>();
-  return *pool[std::size_t(dev)];
-}
-
 template <typename T>
 void interpolate_cubic(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                        const Halving h, const InterpolateChunking& chunking, cudaStream_t stream) {
@@ -386,7 +376,7 @@ void interpolate_cubic(const T* coarse, const GridDesc& gc, T* fine, const GridD
   };
   while (scratch() > chunking.doubles && ck > 1) ck = (ck + 1) / 2;
   while (scratch() > chunking.doubles && cj > 1) cj = (cj + 1) / 2;
-  InterpolateScratch& ws = interpolate_scratch();
+  InterpolateScratch& ws = per_thread_device_instance<InterpolateScratch>();
   double* const xs = ws.acquire(scratch(), stream);
   for (int K0 = 0; K0 < nz; K0 += ck)
     for (int J0 = 0; J0 < gc.ny; J0 += cj) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/per_device.cuh"
 #include "kernels/reduction/cuda/reduction_launch.cuh"
 
 namespace heatsolve::cuda {
@@ -98,12 +99,7 @@ void ReductionWorkspace::reserve(std::size_t bytes) {
 }
 
 ReductionWorkspace& default_reduction_workspace() {
-  thread_local std::vector<std::unique_ptr<ReductionWorkspace>> pool;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (pool.size() <= static_cast<std::size_t>(dev)) pool.resize(dev + 1);
-  if (!pool[dev]) pool[dev] = std::make_unique<ReductionWorkspace>();
-  return *pool[dev];
+  return per_thread_device_instance<ReductionWorkspace>();
 }
 
 namespace detail {

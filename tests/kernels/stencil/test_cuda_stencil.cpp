@@ -413,6 +413,18 @@ TEST(CudaStencil, GhostFillMatchesCpu) {
     }
 }
 
+// Ten steps of dev's stencil() (its chosen variant) on g against the CPU's.
+void expect_stencil_matches_cpu(Backend<float>& dev, const GridDesc& g) {
+  std::string where;
+  const double err = compare_steps<float>(
+      dev, g, bc_cases()[0].faces, steps(10), 3,
+      [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
+        dev.stencil(u, out, f, g, c);
+      },
+      &where);
+  EXPECT_LE(err, 1e-5) << where;
+}
+
 TEST(CudaStencil, AutoPicksAVariant) {
   SKIP_WITHOUT_GPU();
   for (int dims : {2, 3}) {
@@ -421,14 +433,7 @@ TEST(CudaStencil, AutoPicksAVariant) {
     const std::string choice = dev->prepare(g);
     EXPECT_NE(std::find(kVariants.begin(), kVariants.end(), choice), kVariants.end()) << choice;
     EXPECT_EQ(dev->prepare(g), choice);  // cached
-    std::string where;
-    const double err = compare_steps<float>(
-        *dev, g, bc_cases()[0].faces, steps(10), 3,
-        [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
-          dev->stencil(u, out, f, g, c);
-        },
-        &where);
-    EXPECT_LE(err, 1e-5) << where;
+    expect_stencil_matches_cpu(*dev, g);
   }
 }
 
@@ -445,14 +450,7 @@ TEST(CudaStencil, UntimedGridTakesTheHighestRung) {
     const GridDesc g = make_grid(dims);
     dev->prepare_untimed(g);
     EXPECT_EQ(dev->prepare(g), top);  // cached, not tuned
-    std::string where;
-    const double err = compare_steps<float>(
-        *dev, g, bc_cases()[0].faces, steps(10), 3,
-        [&](const float* u, float* out, const float* f, const StencilCoeffs<float>& c) {
-          dev->stencil(u, out, f, g, c);
-        },
-        &where);
-    EXPECT_LE(err, 1e-5) << where;
+    expect_stencil_matches_cpu(*dev, g);
     BackendOptions named;
     named.kernel = "2.5d";
     auto fixed = make_backend<float>(BackendKind::Cuda, named);
