@@ -88,10 +88,10 @@ class Backend {
   // Chooses the stencil variant for this grid (CUDA auto-tuning times candidates here) and
   // returns its name. Called once before the time loop; stencil() uses the choice.
   virtual std::string prepare(const GridDesc& g) = 0;
-  // Sweeps on g take the backend's default variant without timing candidates (CUDA "auto":
-  // the highest rung the device supports; a named kernel stays as named). For grids whose
-  // sweeps are launch-bound (multigrid's coarse levels), where loading and timing every
-  // variant costs more than the choice can win.
+  // Sweeps on g take the variant for small grids without timing candidates (CUDA "auto":
+  // naive; a named kernel stays as named). For grids whose sweeps are latency-bound
+  // (multigrid's coarse levels), where loading and timing every variant costs more than the
+  // choice can win.
   virtual void prepare_untimed(const GridDesc& g) { (void)g; }
 
   // Fills the ghost cells of u from the face conditions; Exchange faces are left untouched.

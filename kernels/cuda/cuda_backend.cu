@@ -147,9 +147,9 @@ class CudaBackend final : public Backend<T> {
 
   void prepare_untimed(const GridDesc& g) override {
     if (fixed_) return;  // a named kernel: choose() takes it without timing anyway
-    StencilVariant best = StencilVariant::Naive;
-    for (StencilVariant v : kAllStencilVariants)  // in rung order: the last supported one
-      if (stencil_variant_supported(v)) best = v;
+    // One thread a cell in independent blocks: on a small grid the pipelined rungs march their
+    // planes in a few blocks and wait on each plane's load (docs/kernels.md, "Tuning").
+    const StencilVariant best = StencilVariant::Naive;
     const Choice ch{best, resolve_shape<T>(best, g.dims, {0, 0, 0}), stencil_variant_name(best)};
     for (bool with_source : {false, true})
       cache_.emplace(Key{g.dims, g.nx, g.ny, g.dims == 3 ? g.nz : 1, with_source}, ch);

@@ -40,12 +40,12 @@ class PhaseTimer {
 // Levels smaller than this are visited as one timed unit (a cycle's whole subtree below the
 // first of them, one synchronisation): per-phase synchronisation would idle the device
 // between their short, launch-bound kernels.
-constexpr std::size_t kUnitTimedCells = 64 * 64 * 64;
+constexpr std::size_t kUnitTimedCells = 128 * 128 * 128;
 
-// Levels below this many cells (all ranks) sweep with the backend's default variant, untimed
-// (Backend::prepare_untimed): their sweeps are launch-bound, and timing every variant on each
-// of them costs more than the choice can win.
-constexpr double kTunedCells = double(1 << 21);
+// Levels of at most this many cells (all ranks) sweep with the backend's variant for small
+// grids, untimed (Backend::prepare_untimed): their sweeps are latency-bound, and timing every
+// variant on each of them costs more than the choice can win.
+constexpr double kUntimedMaxCells = double(128 * 128 * 128);
 
 int extent(const GridDesc& g, int a) {
   return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
@@ -215,7 +215,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       PhaseTimer<T> t(backend, timing_.setup_tuning);
       for (std::size_t l = 1; l + 1 < levels_.size() && !fine.is_variable(); ++l) {
         // The global level's size decides, so that every rank takes part in the same tunings.
-        if (agg_->levels[l - 1].domain.global.interior_size() < kTunedCells)
+        if (agg_->levels[l - 1].domain.global.interior_size() <= kUntimedMaxCells)
           backend.prepare_untimed(grid(int(l)));
         else
           backend.prepare(grid(int(l)));
@@ -253,13 +253,13 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   }
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:
-  // above), small ones untimed (kTunedCells; a finest level prepared by the run keeps its
+  // above), small ones untimed (kUntimedMaxCells; a finest level prepared by the run keeps its
   // choice). Variable coefficients have one kernel: nothing to tune; fused smoothing runs
   // temporal passes and the fused residual restriction, neither tuned (a single sweep that
   // remains, e.g. on 128^3 or with periodic faces, tunes its grid when it first runs).
   if (!agg_ && !fine.is_variable())
     for (std::size_t l = 0; l < levels_.size(); ++l) {
-      if (double(grid(int(l)).interior_size()) < kTunedCells)
+      if (double(grid(int(l)).interior_size()) <= kUntimedMaxCells)
         backend.prepare_untimed(grid(int(l)));
       else if (l > 0 && !settings_.fused)
         backend.prepare(grid(int(l)));
