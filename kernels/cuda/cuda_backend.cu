@@ -211,6 +211,23 @@ class CudaBackend final : public Backend<T> {
     }
   }
 
+  bool stencil_sweeps_with_norm(T** cur, T** other, const T* f, const GridDesc& g,
+                                const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                                const StencilCoeffs<T>& rc, double* square_sum) override {
+    const std::vector<int>& ks = temporal_steps<T>(g.dims);
+    if (n < 2 || g.interior_size() < opts_.fuse_min_cells || !temporal_supported(g, bc) ||
+        std::find(ks.begin(), ks.end(), n) == ks.end())
+      return false;
+    const TemporalShape shape = temporal_default_shape<T>(g.dims, n);
+    if (!temporal_norm_compiled<T>(shape, g.dims)) return false;
+    PassCoeffs<T> pass;
+    for (int i = 0; i < n; ++i) pass.step[i] = c[i];
+    *square_sum = launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g, pass, bc, rc,
+                                          reduce_ws_, stream_);
+    std::swap(*cur, *other);
+    return true;
+  }
+
   // One launch of the compiled k = steps over the planes' chunks (the shape stencil_steps
   // takes for a pass of `steps`).
   bool stencil_steps_planes(const T* u, T* out, const T* f, const GridDesc& g,

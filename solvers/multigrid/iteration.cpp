@@ -49,6 +49,7 @@ template <typename T>
 double MultigridIteration<T>::start(T* u, const T* f) {
   // Pcg::start's steps, with the scale of a mixed preconditioner set from the residual
   // before its first application.
+  if (mg_) mg_->forget_begun();
   T* r = cg_ ? cg_->residual() : r_->data();
   op_.residual(u, f, r, BoundaryMode::Deck);
   const double rn = std::sqrt(op_.space().dot(r, r));
@@ -104,11 +105,21 @@ double MultigridIteration<T>::iterate(T* u, const T* f) {
     if constexpr (std::is_same_v<T, double>) mixed_->correct(u, r_->data(), type);
     if (mixed_->multigrid().singular()) remove_mean(u);
   } else {
-    mg_->cycle(u, f);
+    // A cycle begun by the last iterate() on these fields continues; otherwise a whole one.
+    if (mg_->begun(u, f))
+      mg_->cycle_begun(u, f);
+    else
+      mg_->cycle(u, f);
+    // Plain cycles need only the residual's norm: measured by the next cycle's first pass
+    // where it can (begun here, completed by the next iterate(); a caller that stops wastes
+    // that pass and keeps u), else by a pass of its own.
+    double rn = 0;
+    if (!mg_->begin_cycle(u, f, &rn))
+      rn = op_.residual_norm(u, f, r_->data(), BoundaryMode::Deck, settings_.fused);
+    return rn;
   }
-  // The next cycle of a mixed solve corrects from r_; plain cycles need only its norm.
-  const double rn =
-      op_.residual_norm(u, f, r_->data(), BoundaryMode::Deck, settings_.fused && !mixed_);
+  // The next cycle of a mixed solve corrects from r_.
+  const double rn = op_.residual_norm(u, f, r_->data(), BoundaryMode::Deck, false);
   rescale(rn);
   return rn;
 }

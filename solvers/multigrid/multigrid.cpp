@@ -412,11 +412,44 @@ void Multigrid<T>::remove_mean(T* x) {
 }
 
 template <typename T>
-void Multigrid<T>::cycle(T* u, const T* f) {
+MultigridCycle Multigrid<T>::cycle_type() const {
   // FMG's cycles after its first pass (MultigridIteration) are V-cycles.
-  const MultigridCycle type =
-      settings_.cycle == MultigridCycle::F ? MultigridCycle::F : MultigridCycle::V;
-  visit(0, u, f, type, BoundaryMode::Deck);
+  return settings_.cycle == MultigridCycle::F ? MultigridCycle::F : MultigridCycle::V;
+}
+
+template <typename T>
+void Multigrid<T>::cycle(T* u, const T* f) {
+  pending_ = {};
+  visit(0, u, f, cycle_type(), BoundaryMode::Deck);
+  if (singular_) level_remove_mean(0, u);
+}
+
+template <typename T>
+bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
+  pending_ = {};
+  if (agg_ || levels_.size() < 2 || !smooth_finest_ || !settings_.fused) return false;
+  T* cur = u;
+  T* other = levels_[0].tmp->data();
+  double slot = 0;
+  bool begun = false;
+  {
+    PhaseTimer<T> t(levels_[0].op.backend(), slot, timed_);
+    begun = levels_[0].op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
+                                                    BoundaryMode::Deck, residual_norm);
+  }
+  if (!begun) return false;
+  timing_.smooth += slot;
+  timing_.per_level[0] += slot;
+  pending_ = {u, f, cur, other};
+  return true;
+}
+
+template <typename T>
+void Multigrid<T>::cycle_begun(T* u, const T* f) {
+  if (!begun(u, f)) throw std::logic_error("Multigrid: no cycle begun on these fields");
+  const Pending p = pending_;
+  pending_ = {};
+  correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, p.cur, p.other);
   if (singular_) level_remove_mean(0, u);
 }
 
@@ -427,6 +460,7 @@ void Multigrid<T>::precondition(const T* r, T* e) {
 
 template <typename T>
 void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
+  pending_ = {};
   levels_[0].op.space().zero(e);
   visit(0, e, r, type, BoundaryMode::Homogeneous);
   if (singular_) level_remove_mean(0, e);
@@ -460,12 +494,20 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
     coarse_solve(l, x, f, m);
     return;
   }
+  T* cur = x;
+  T* other = levels_[l].tmp->data();
+  if (l > 0 || smooth_finest_) smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
+  correct_and_smooth(l, x, f, type, m, cur, other);
+}
+
+// The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch):
+// the coarse-grid correction, post-smoothing, the iterate back in x.
+template <typename T>
+void Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m,
+                                      T* cur, T* other) {
   const bool smoothed = l > 0 || smooth_finest_;
   Level& lv = levels_[l];
   Backend<T>& backend = lv.op.backend();
-  T* cur = x;
-  T* other = lv.tmp->data();
-  if (smoothed) smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
   if (agg_ && l == last_distributed()) {
     level_residual(l, cur, f, lv.r->data(), m);
     agglomerated_correction(l, cur, type);
@@ -626,6 +668,7 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
 
 template <typename T>
 void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
+  pending_ = {};
   Backend<T>& backend = levels_[0].op.backend();
   if (agg_) {  // the coarse levels live on rank 0: no nested iteration (yet)
     levels_[0].op.space().zero(u);

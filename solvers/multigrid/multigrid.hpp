@@ -56,6 +56,19 @@ class Multigrid : public Preconditioner<T> {
 
   // One cycle (settings.cycle) on A u = f with the deck's faces; f null means zero.
   void cycle(T* u, const T* f);
+  // A cycle in two parts, the convergence check of u riding on the first: begin_cycle runs
+  // the finest level's pre-smoothing as one pass that leaves u as it is and measures
+  // ||f - A u|| (all ranks) in it; cycle_begun(u, f) completes that cycle, with the bits of
+  // cycle(u, f). A caller that stops instead keeps u, the pass wasted. begin_cycle returns
+  // false, with nothing begun, where the pass cannot (decomposed or unfused hierarchies,
+  // variable coefficients, sweep counts that are not one pass of the backend). Any other
+  // call on the hierarchy forgets a begun cycle.
+  bool begin_cycle(T* u, const T* f, double* residual_norm);
+  bool begun(const T* u, const T* f) const {
+    return pending_.u && pending_.u == u && pending_.f == f;
+  }
+  void cycle_begun(T* u, const T* f);
+  void forget_begun() { pending_ = {}; }
   // e = one V-cycle from zero on A e = r with zero face values (the mg-cg preconditioner).
   void precondition(const T* r, T* e);
   // e = one cycle of `type` (V or F) from zero on A e = r with zero face values (a mixed
@@ -111,6 +124,9 @@ class Multigrid : public Preconditioner<T> {
   void smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   void visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
+  void correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
+                          T* other);
+  MultigridCycle cycle_type() const;
   void coarse_solve(int l, T* x, const T* f, BoundaryMode m = BoundaryMode::Homogeneous);
   void level_remove_mean(int l, T* x);
   // The last distributed level l: its residual restricted, gathered, corrected by the
@@ -139,6 +155,13 @@ class Multigrid : public Preconditioner<T> {
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
   bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges
+  // A cycle begun (begin_cycle): its fields, and where the pre-smoothing left the iterate.
+  struct Pending {
+    T* u = nullptr;
+    const T* f = nullptr;
+    T* cur = nullptr;
+    T* other = nullptr;
+  } pending_;
   int coarse_iterations_ = 0;
 };
 

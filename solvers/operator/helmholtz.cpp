@@ -60,6 +60,13 @@ std::vector<T> coarsen_cells(const std::vector<T>& fine, const GridDesc& gf, con
   return out;
 }
 
+// Sweep s of `sweeps` takes weights[s] (weights[sweeps - 1 - s] when `reverse`), the last
+// weight past the list's end, the one weight of a constant smoother.
+double sweep_weight(const std::vector<double>& weights, int sweeps, int s, bool reverse) {
+  const int n = int(weights.size());
+  return weights[std::size_t(n == 1 ? 0 : std::min(reverse ? sweeps - 1 - s : s, n - 1))];
+}
+
 }  // namespace
 
 template <typename T>
@@ -314,17 +321,21 @@ void HelmholtzOperator<T>::apply(T* x, T* y, BoundaryMode mode) const {
 }
 
 template <typename T>
+std::vector<StencilCoeffs<T>> HelmholtzOperator<T>::sweep_coeffs(const std::vector<double>& weights,
+                                                                 int sweeps, bool reverse) const {
+  std::vector<StencilCoeffs<T>> c(std::size_t(std::max(sweeps, 0)));
+  for (int s = 0; s < sweeps; ++s)
+    c[std::size_t(s)] = weighted_jacobi(sweep_weight(weights, sweeps, s, reverse)).c;
+  return c;
+}
+
+template <typename T>
 void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
                                   const std::vector<double>& weights, int sweeps, bool reverse,
                                   BoundaryMode mode, bool fused) const {
-  const int n = int(weights.size());
-  const auto weight = [&](int s) {
-    return weights[n == 1 ? 0 : std::min(reverse ? sweeps - 1 - s : s, n - 1)];
-  };
   if (!exchange_ && !is_variable()) {
     // One rank's grid: the sweeps in one call, which the backend may fuse.
-    std::vector<StencilCoeffs<T>> c(std::size_t(std::max(sweeps, 0)));
-    for (int s = 0; s < sweeps; ++s) c[std::size_t(s)] = weighted_jacobi(weight(s)).c;
+    const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
     if (fused) {
       backend().stencil_sweeps(cur, other, f, grid(), c.data(), sweeps, faces(mode));
     } else {
@@ -336,9 +347,25 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
     return;
   }
   for (int s = 0; s < sweeps; ++s) {
-    sweep_exchanged(*cur, *other, f, weighted_jacobi(weight(s)), mode, true);
+    sweep_exchanged(*cur, *other, f, weighted_jacobi(sweep_weight(weights, sweeps, s, reverse)),
+                    mode, true);
     std::swap(*cur, *other);
   }
+}
+
+template <typename T>
+bool HelmholtzOperator<T>::smooth_measuring_residual(T** cur, T** other, const T* f,
+                                                     const std::vector<double>& weights, int sweeps,
+                                                     BoundaryMode mode,
+                                                     double* residual_norm) const {
+  if (exchange_ || is_variable() || split_ || sweeps < 1) return false;
+  const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);
+  double sum = 0;
+  if (!backend().stencil_sweeps_with_norm(cur, other, f, grid(), c.data(), sweeps, faces(mode),
+                                          residual_form().c, &sum))
+    return false;
+  *residual_norm = std::sqrt(space_.sum_over_ranks(sum));
+  return true;
 }
 
 template <typename T>

@@ -121,6 +121,9 @@ class HelmholtzOperator {
   SweepForm<T> jacobi() const;
   // Weighted Jacobi: x' = x + omega D^-1 (f - A x).
   SweepForm<T> weighted_jacobi(double omega) const;
+  // The coefficients of smooth()'s sweeps, in the order they run.
+  std::vector<StencilCoeffs<T>> sweep_coeffs(const std::vector<double>& weights, int sweeps,
+                                             bool reverse) const;
   // r = f - A x, and y = A x.
   SweepForm<T> residual_form() const;
   SweepForm<T> apply_form() const;
@@ -149,6 +152,12 @@ class HelmholtzOperator {
   // passes (Backend::stencil_sweeps, the same bits); false: one sweep at a time.
   void smooth(T** cur, T** other, const T* f, const std::vector<double>& weights, int sweeps,
               bool reverse, BoundaryMode mode, bool fused = true) const;
+  // smooth() (fused) as one pass that leaves *cur's values as they were (the iterate moves to
+  // *other, then the pointers swap), measuring ||f - A x|| of the input x = *cur in it
+  // (Backend::stencil_sweeps_with_norm). Returns false, having done nothing, where the backend
+  // has no such pass for this grid, operator and sweep count.
+  bool smooth_measuring_residual(T** cur, T** other, const T* f, const std::vector<double>& weights,
+                                 int sweeps, BoundaryMode mode, double* residual_norm) const;
   // ||f - A x|| over all cells (all ranks). `fused` and a constant operator without a split
   // exchange: the residual is never stored (Backend::stencil_square_sum); otherwise it is left
   // in `scratch`, a field of this grid.

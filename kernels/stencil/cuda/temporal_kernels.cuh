@@ -185,15 +185,15 @@ __device__ __forceinline__ void for_each_cell_inplane(const T (&X)[RY][VX], cons
 
 // One sub-step (rings design) for the RY x VX values of this thread at plane p: C = stage
 // s-1 at p, M at p-1, N at p+1; hlo/hhi: the rows above/below the thread's rows (stage s-1,
-// plane p); F: the source at plane p (SOURCE = false: unused).
-template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE>
-__device__ __forceinline__ void temporal_substep(T (&R)[RY][VX], const T (&M)[RY][VX],
-                                                 const T (&C)[RY][VX], const T (&N)[RY][VX],
-                                                 const T (&hlo)[VX], const T (&hhi)[VX],
-                                                 const StencilCoeffs<T>& c, const GhostRules<T>& gr,
-                                                 const T (&F)[RY][VX], const int (&xcol)[VX],
-                                                 const int (&yrow)[RY], int nx, int ny, int p,
-                                                 int ns) {
+// plane p); F: the source at plane p (SOURCE = false: unused). NORM: also adds to *acc the
+// square of stencil(C, F, *rc) (a residual of the sub-step's input, the bits a residual
+// sweep stores) of each cell whose bit is set in `owned`.
+template <typename T, int DIM, int RY, int VX, int FACES, bool SOURCE, bool NORM = false>
+__device__ __forceinline__ void temporal_substep(
+    T (&R)[RY][VX], const T (&M)[RY][VX], const T (&C)[RY][VX], const T (&N)[RY][VX],
+    const T (&hlo)[VX], const T (&hhi)[VX], const StencilCoeffs<T>& c, const GhostRules<T>& gr,
+    const T (&F)[RY][VX], const int (&xcol)[VX], const int (&yrow)[RY], int nx, int ny, int p,
+    int ns, const StencilCoeffs<T>* rc = nullptr, double* acc = nullptr, unsigned owned = 0) {
   constexpr int SLO = DIM == 3 ? 4 : 2, SHI = SLO + 1;
   for_each_cell_inplane<T, DIM, RY, VX, FACES>(
       C, hlo, hhi, gr, xcol, yrow, nx, ny, [&](int r, int v, T u0, T xm, T xp, T ym, T yp) {
@@ -202,9 +202,36 @@ __device__ __forceinline__ void temporal_substep(T (&R)[RY][VX], const T (&M)[RY
           if (p == 0) sm = ghost_rule(gr, SLO, u0);
           if (p == ns - 1) sp = ghost_rule(gr, SHI, u0);
         }
-        R[r][v] = point_finish<DIM>(
-            c, point_part<DIM, SOURCE>(c, u0, xm, xp, ym, yp, sm, SOURCE ? F[r][v] : T(0)), sp);
+        const T fv = SOURCE ? F[r][v] : T(0);
+        R[r][v] = point_finish<DIM>(c, point_part<DIM, SOURCE>(c, u0, xm, xp, ym, yp, sm, fv), sp);
+        if constexpr (NORM) {
+          if ((owned >> (r * VX + v)) & 1u) {
+            const T res = point_finish<DIM>(
+                *rc, point_part<DIM, SOURCE>(*rc, u0, xm, xp, ym, yp, sm, fv), sp);
+            *acc += double(res) * double(res);
+          }
+        }
       });
+}
+
+// Where a pass with NORM (temporal_kernel) leaves the squared residual of its input: the
+// residual's coefficients, and one partial sum per warp of the launch grid (block-major,
+// warps in y order), which the launcher sums in a fixed order.
+template <typename T>
+struct PassNorm {
+  StencilCoeffs<T> rc{};
+  double* partials = nullptr;
+};
+
+// This warp's sum of acc into partials[(linear block) * BY + warp], by lane 0.
+template <int BY>
+__device__ __forceinline__ void store_warp_norm(double acc, double* partials) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+  if (threadIdx.x == 0) {
+    const unsigned block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    partials[std::size_t(block) * BY + threadIdx.y] = acc;
+  }
 }
 
 // The block- and plane-uniform choice of a compiled face path, shared by both designs:
@@ -235,11 +262,14 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 // blockIdx.z: chunk of `chunk` output planes along the stream axis, the chunks tiling the
 // planes [p0, p1) that the pass stores (0, ns: all); a chunk's planes are computed the same
 // way wherever it starts, so a range's cells have the full pass's bits. SRC: the source term
-// (kSource*, above); without one f is ignored.
-template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC>
+// (kSource*, above); without one f is ignored. NORM: the first sub-step also measures the
+// residual of the input (PassNorm): each cell once, by the block that stores it, in the chunk
+// that stores its plane, so the input is read once for the sweeps and the convergence check.
+template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC, bool NORM = false>
 __global__ void __launch_bounds__(32 * BY)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
-                    PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1) {
+                    PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1,
+                    PassNorm<T> norm) {
   static_assert(K <= PassCoeffs<T>::kMaxSteps, "more sub-steps than PassCoeffs holds");
   using G = TemporalGeom<T, DIM, K, BY, RY, VX, SRC>;
   constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
@@ -255,7 +285,10 @@ __global__ void __launch_bounds__(32 * BY)
   } else {
     xt = (blockIdx.x * BY + ty) * UX;
     yt = 0;
-    if (xt >= g.nx) return;  // whole warp; no barriers in 2D
+    if (xt >= g.nx) {  // whole warp; no barriers in 2D
+      if constexpr (NORM) store_warp_norm<BY>(0.0, norm.partials);
+      return;
+    }
   }
   const int xe = xt - K + lane * VX;  // first column of this lane
   const int ye = DIM == 3 ? yt - K + ty * RY : 0;
@@ -330,6 +363,7 @@ __global__ void __launch_bounds__(32 * BY)
   // Stage rings: Ms[s] = stage s at plane q-s-1, Cs[s] = at q-s (before iteration q's
   // update of stage s+1). Stage 0 is the input.
   T Ms[K][RY][VX], Cs[K][RY][VX], in[RY][VX];
+  double norm_acc = 0;  // NORM: this thread's squared residuals
 #pragma unroll
   for (int s = 0; s < K; ++s)
 #pragma unroll
@@ -385,7 +419,17 @@ __global__ void __launch_bounds__(32 * BY)
       if constexpr (RING) fring.read(F, p);
       if constexpr (SRC == kSourceGenerated) generate_source(F, PF, f, p, ns);
       with_substep_path<DIM>(p == 0 || p == ns - 1, xface, yface, [&](auto faces) {
-        temporal_substep<T, DIM, RY, VX, decltype(faces)::value, SOURCE>(
+        constexpr int FACES = decltype(faces)::value;
+        if constexpr (NORM) {
+          if (s == 1) {
+            const unsigned owned = p >= z0 && p < z1 ? stored : 0u;
+            temporal_substep<T, DIM, RY, VX, FACES, SOURCE, true>(
+                R, Ms[0], Cs[0], N, hlo, hhi, c.step[0], gr, F, xcol, yrow, nx, ny, p, ns, &norm.rc,
+                &norm_acc, owned);
+            return;
+          }
+        }
+        temporal_substep<T, DIM, RY, VX, FACES, SOURCE>(
             R, Ms[s - 1], Cs[s - 1], N, hlo, hhi, c.step[s - 1], gr, F, xcol, yrow, nx, ny, p, ns);
       });
       // Rotate stage s-1 (plane p+1 becomes current) and publish its edge rows.
@@ -423,6 +467,7 @@ __global__ void __launch_bounds__(32 * BY)
     if constexpr (DIM == 3) __syncthreads();
   }
   if constexpr (RING) cp_async_wait<0>();  // no copy outlives the block
+  if constexpr (NORM) store_warp_norm<BY>(norm_acc, norm.partials);
 }
 
 // ---- partial sums ---------------------------------------------------------------------

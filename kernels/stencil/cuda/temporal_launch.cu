@@ -6,6 +6,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/compiled_choice.cuh"
+#include "kernels/reduction/cuda/reduction_launch.cuh"
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_kernels.cuh"
@@ -33,6 +34,10 @@ struct TArgs {
   int p0, p1;  // stored planes of the stream axis
   bool memory_only;
   cudaStream_t stream;
+  // A pass that also measures its input's residual (launch_temporal_norm): its coefficients,
+  // and the workspace its partial sums and result go to; null otherwise.
+  const StencilCoeffs<T>* rc = nullptr;
+  ReductionWorkspace* ws = nullptr;
 };
 
 // Row I of kTemporalPolicies as a type: the launchers are templates on precision + policy.
@@ -43,7 +48,22 @@ struct PolicyRow {
   static constexpr int dims = policy.dims;
 };
 
-template <typename T, class P, int SRC>
+// Rows with an instance that measures the input's residual (launch_temporal_norm): the 3D
+// rings rows that are their k's default (the first row of that dims, k and precision), k <= 4:
+// the passes a multigrid smoother runs.
+constexpr bool has_norm_instance(std::size_t i, int bytes) {
+  const TemporalPolicy& p = kTemporalPolicies[i];
+  if (p.dims != 3 || p.shape.design != TemporalDesign::Rings || p.shape.k > 4 ||
+      !p.compiled_for(bytes))
+    return false;
+  for (std::size_t j = 0; j < i; ++j)
+    if (kTemporalPolicies[j].dims == 3 && kTemporalPolicies[j].shape.k == p.shape.k &&
+        kTemporalPolicies[j].compiled_for(bytes))
+      return false;
+  return true;
+}
+
+template <typename T, class P, int SRC, std::size_t I>
 void launch_one(const TArgs<T>& a) {
   constexpr TemporalDesign DESIGN = P::shape.design;
   constexpr int DIM = P::dims, K = P::shape.k, BY = P::shape.by, RY = P::shape.ry, VX = P::shape.vx;
@@ -92,9 +112,27 @@ void launch_one(const TArgs<T>& a) {
       kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
                                                    a.p1, xshift, vec);
     }
+  } else if (a.ws) {
+    if constexpr (has_norm_instance(I, int(sizeof(T)))) {
+      // Per-warp partials, then their sum in a fixed order (the reductions' final kernel).
+      const auto with_norm = temporal_kernel<T, DIM, K, BY, RY, VX, SRC, true>;
+      resident_blocks_per_sm(reinterpret_cast<const void*>(with_norm), 32 * BY, smem);
+      const std::size_t count = std::size_t(grid.x) * grid.y * grid.z * BY;
+      a.ws->reserve(count * sizeof(double));
+      PassNorm<T> norm{*a.rc, static_cast<double*>(a.ws->partials(0))};
+      with_norm<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
+                                                        a.p0, a.p1, norm);
+      CUDA_CHECK_LAUNCH();
+      constexpr int B = 256;
+      detail::reduce_final<B, detail::SumOp, double, double>
+          <<<1, B, 0, a.stream>>>(norm.partials, int(count), a.ws->d_result());
+    } else {
+      throw BackendError("temporal blocking: shape " + P::shape.str() +
+                         " has no instance that measures the residual");
+    }
   } else {
     kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
-                                                 a.p1);
+                                                 a.p1, PassNorm<T>{});
   }
   CUDA_CHECK_LAUNCH();
 }
@@ -102,16 +140,17 @@ void launch_one(const TArgs<T>& a) {
 // A row's instances without, with a stored and with a generated source term (no per-point
 // test, and no source staging where there is none). Rows of the other precision instantiate
 // nothing (the dispatcher never selects them).
-template <typename T, class P>
+template <typename T, std::size_t I>
 void launch_row(const TArgs<T>& a) {
+  using P = PolicyRow<I>;
   if constexpr (!P::policy.compiled_for(int(sizeof(T)))) {
     (void)a;
   } else if (a.f.plane) {
-    launch_one<T, P, kSourceGenerated>(a);
+    launch_one<T, P, kSourceGenerated, I>(a);
   } else if (a.f.field) {
-    launch_one<T, P, kSourceStaged>(a);
+    launch_one<T, P, kSourceStaged, I>(a);
   } else {
-    launch_one<T, P, kSourceNone>(a);
+    launch_one<T, P, kSourceNone, I>(a);
   }
 }
 
@@ -153,6 +192,45 @@ TemporalShape temporal_default_shape(int dims, int k) {
 }
 
 template <typename T>
+bool temporal_norm_compiled(const TemporalShape& shape, int dims) {
+  for (std::size_t i = 0; i < kTemporalPolicyCount; ++i)
+    if (kTemporalPolicies[i].runs(dims, int(sizeof(T)), shape))
+      return has_norm_instance(i, int(sizeof(T)));
+  return false;
+}
+
+namespace {
+
+// The row of kTemporalPolicies that runs `shape`, through its compiled launcher.
+template <typename T>
+void launch_pass(const TemporalShape& shape, const TArgs<T>& a) {
+  const bool launched = detail::with_compiled_index<kTemporalPolicyCount>(
+      [&](std::size_t i) { return kTemporalPolicies[i].runs(a.g.dims, int(sizeof(T)), shape); },
+      [&](auto i) { launch_row<T, decltype(i)::value>(a); });
+  if (!launched) throw BackendError("temporal blocking: shape " + shape.str() + " is not compiled");
+}
+
+}  // namespace
+
+template <typename T>
+double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                            const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
+                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws,
+                            cudaStream_t stream) {
+  if (g.interior_size() == 0) return 0.0;
+  if (!temporal_supported(g, bc))
+    throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
+  if (shape.memory_only || shape.design != TemporalDesign::Rings)
+    throw BackendError("temporal blocking: the residual is measured by rings passes only");
+  TArgs<T> a{u,     out,   f, g, c, ghost_rules<T>(g, bc), shape.chunk, 0, stream_geom(g).ns,
+             false, stream};
+  a.rc = &rc;
+  a.ws = &ws;
+  launch_pass<T>(shape, a);
+  return detail::finish(stream, ws);
+}
+
+template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                      const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes) {
@@ -166,11 +244,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
     throw BackendError("temporal blocking: the memory-only twin exists for partial-sums shapes");
   const TArgs<T> a{
       u, out, f, g, c, ghost_rules<T>(g, bc), shape.chunk, p0, p1, shape.memory_only, stream};
-  // The row of kTemporalPolicies this pass runs, through its compiled launcher.
-  const bool launched = detail::with_compiled_index<kTemporalPolicyCount>(
-      [&](std::size_t i) { return kTemporalPolicies[i].runs(g.dims, int(sizeof(T)), shape); },
-      [&](auto i) { launch_row<T, PolicyRow<decltype(i)::value>>(a); });
-  if (!launched) throw BackendError("temporal blocking: shape " + shape.str() + " is not compiled");
+  launch_pass<T>(shape, a);
 }
 
 template <typename T>
@@ -189,7 +263,12 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
                                    cudaStream_t, PlaneRange);                                      \
   template void launch_temporal<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&,        \
                                    const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&,    \
-                                   cudaStream_t, PlaneRange);
+                                   cudaStream_t, PlaneRange);                                      \
+  template bool temporal_norm_compiled<T>(const TemporalShape&, int);                              \
+  template double launch_temporal_norm<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&, \
+                                          const GridDesc&, const PassCoeffs<T>&,                   \
+                                          const BoundaryFaces&, const StencilCoeffs<T>&,           \
+                                          ReductionWorkspace&, cudaStream_t);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -15,6 +15,8 @@
 
 namespace heatsolve::cuda {
 
+class ReductionWorkspace;  // kernels/reduction/cuda/reduction.cuh
+
 // Compiled shapes for `dims` and T; for each k the first listed is its default.
 template <typename T>
 std::vector<TemporalShape> temporal_shapes(int dims);
@@ -48,5 +50,18 @@ template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                      const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes = {});
+
+// The whole pass above that also returns the sum over the interior of stencil(u, f, rc)^2 in
+// double (a residual of its input: each value the bits a residual sweep stores), measured in
+// its first sub-step, so that the input is read once for both; the per-warp partial sums
+// (in `ws`) are added in a fixed order. Synchronises the stream. Shapes for which
+// temporal_norm_compiled() is true (3D rings defaults, k <= 4); BackendError otherwise.
+template <typename T>
+bool temporal_norm_compiled(const TemporalShape& shape, int dims);
+template <typename T>
+double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
+                            const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
+                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws,
+                            cudaStream_t stream);
 
 }  // namespace heatsolve::cuda

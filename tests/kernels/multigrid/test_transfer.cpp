@@ -21,6 +21,8 @@
 #include "core/multigrid.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/multigrid/interpolation.hpp"
+#include "kernels/stencil/separable_fill.hpp"
+#include "kernels/stencil/source.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "kernels/multigrid/cuda/transfer.cuh"
@@ -508,6 +510,72 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
   }
 }
 
+// The residual's squared norm (Backend::stencil_square_sum) on shapes at the edges of the
+// device's 3D kernel (kernels/reduction/cuda/reduction_grid.cu: warps of 32 columns, blocks of
+// 8 rows, chunks of 8 planes or more, 4 planes a step): one cell, one column, rows of 1, 31, 33
+// and 64 cells, partial row blocks, chunks that end within a step and a short last chunk; 2D
+// too. Against the CPU's value, the device's stored residual's dot product (the same values,
+// summed in another order), itself run to run (bitwise), and with the source stored, generated
+// from its separable form (the bits of the stored one) and none.
+TYPED_TEST(MultigridTransferCuda, ResidualNormOnEdgeShapes) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  const double cpu_tol = sizeof(T) == sizeof(float) ? 1e-5 : 1e-13;
+  const std::array<int, 4> shapes[] = {
+      {3, 1, 1, 1},     {3, 3, 3, 3},   {3, 1, 7, 9},   {3, 2, 1, 16},   {3, 5, 4, 15},
+      {3, 35, 10, 16},  {3, 33, 9, 17}, {3, 31, 8, 65}, {3, 64, 16, 64}, {3, 40, 17, 24},
+      {3, 96, 40, 100}, {2, 37, 5, 1},  {2, 1, 1, 1},
+  };
+  unsigned seed = 170;
+  for (const auto& s : shapes) {
+    GridDesc g;
+    g.dims = s[0];
+    g.nx = s[1];
+    g.ny = s[2];
+    g.nz = s[3];
+    const std::string name = std::to_string(g.dims) + "d " + std::to_string(g.nx) + "x" +
+                             std::to_string(g.ny) + "x" + std::to_string(g.nz);
+    const std::size_t n = g.padded_size();
+    const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
+    SeparableSource<T> form;
+    form.offset = T(0.3);
+    form.scale = T(-1.7);
+    form.plane = random_field<T>(std::size_t(ss), ++seed);
+    form.column = random_field<T>(std::size_t(g.dims == 3 ? g.nz : g.ny), ++seed);
+    std::vector<T> f(n, T(0));
+    fill_separable_interior(f.data(), g, form.offset, form.scale, form.plane.data(),
+                            form.column.data());
+    const std::vector<T> u = random_field<T>(n, ++seed);
+    const StencilCoeffs<T> c = residual_like<T>();
+    auto du = dev->allocate(n), stored = dev->allocate(n), described = dev->allocate(n),
+         r = dev->allocate(n);
+    du->copy_from_host(u.data());
+    stored->copy_from_host(f.data());
+    described->copy_from_host(f.data());
+    dev->describe_source(described->data(), g, &form);
+    dev->prepare_untimed(g);
+    for (const bool source : {true, false}) {
+      SCOPED_TRACE(name + (source ? " with a source" : " without"));
+      const T* fp = source ? stored->data() : nullptr;
+      const double want =
+          cpu->stencil_square_sum(u.data(), source ? f.data() : nullptr, g, c, nullptr);
+      dev->stencil(du->data(), r->data(), fp, g, c);
+      const double dot = dev->dot(r->data(), r->data(), g);
+      const double got = dev->stencil_square_sum(du->data(), fp, g, c, nullptr);
+      EXPECT_GT(want, 0.0);
+      EXPECT_NEAR(got, want, cpu_tol * want);
+      EXPECT_NEAR(got, dot, 1e-13 * dot);
+      EXPECT_EQ(got, dev->stencil_square_sum(du->data(), fp, g, c, nullptr));
+      if (source)
+        EXPECT_EQ(dev->stencil_square_sum(du->data(), described->data(), g, c, nullptr), got)
+            << "generated source";
+    }
+    dev->describe_source(described->data(), g, nullptr);
+  }
+}
+
 TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
   using T = TypeParam;
   SKIP_WITHOUT_GPU();
@@ -530,6 +598,40 @@ TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
       std::size_t at = 0;
       EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
           << "index " << at << " got " << got[at] << " want " << want[at];
+    }
+  }
+}
+
+// The device's prolongation gives the CPU's bits on every fine cell, both orders, on 3D grids
+// halved on every axis with odd coarse sizes, wide and flat.
+TYPED_TEST(MultigridTransferCuda, ProlongationMatchesCpuBits) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto cpu = make_backend<T>(BackendKind::Cpu, {});
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  const std::vector<Level> levels = {
+      make_level("3d_222_odd", 3, 130, 132, 42, {2, 2, 2}),    // coarse 65 x 66 x 21
+      make_level("3d_222_odd_y", 3, 134, 126, 52, {2, 2, 2}),  // coarse 67 x 63 x 26
+      make_level("3d_222_flat", 3, 256, 64, 10, {2, 2, 2}),    // coarse 128 x 32 x 5
+  };
+  unsigned seed = 250;
+  for (const Level& l : levels) {
+    for (Prolongation p : {Prolongation::Constant, Prolongation::Linear}) {
+      SCOPED_TRACE(l.name + (p == Prolongation::Linear ? " linear" : " constant"));
+      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
+      poison_edges(coarse, l.coarse);  // read by neither order
+      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
+      std::vector<T> want = fine0, got(fine0.size());
+      cpu->prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
+      dc->copy_from_host(coarse.data());
+      df->copy_from_host(fine0.data());
+      dev->prolong_add(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
+      df->copy_to_host(got.data());
+      for_interior(l.fine, [&](int i, int j, int k, std::int64_t idx) {
+        ASSERT_EQ(got[std::size_t(idx)], want[std::size_t(idx)])
+            << "fine cell " << i << "," << j << "," << k;
+      });
     }
   }
 }
