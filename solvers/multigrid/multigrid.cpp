@@ -256,7 +256,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   // above), small ones untimed (kUntimedMaxCells; a finest level prepared by the run keeps its
   // choice). Variable coefficients have one kernel: nothing to tune; fused smoothing runs
   // temporal passes and the fused residual restriction, neither tuned (a single sweep that
-  // remains, e.g. on 128^3 or with periodic faces, tunes its grid when it first runs).
+  // remains, e.g. with periodic faces on a level above 128^3, tunes its grid when it first
+  // runs).
   if (!agg_ && !fine.is_variable())
     for (std::size_t l = 0; l < levels_.size(); ++l) {
       if (double(grid(int(l)).interior_size()) <= kUntimedMaxCells)
