@@ -30,6 +30,8 @@ class MultigridIteration {
   // Starts on A u = f from u (the deck's faces); returns ||f - A u|| over all ranks.
   double start(T* u, const T* f);
   // One cycle or CG iteration; returns the residual norm after it (mg-cg: its recurrence).
+  // Cycles may begin the next cycle to measure that norm (Multigrid::begin_cycle), so between
+  // two iterate() calls on the same fields u and f change only through start().
   double iterate(T* u, const T* f);
   // mg-cg's running residual drifts from f - A u by rounding (in float, below the precision's
   // floor): a step that claims rn / reference <= tolerance is confirmed on the true residual,
