@@ -117,8 +117,10 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
   if (gram > 0) host += fmt::format(" + solver {}", format_bytes(gram));
   if (gather > 0) host += fmt::format(" + HDF5 gather buffer {} on rank 0", format_bytes(gather));
   if (on_device) {
-    e.device_bytes = fields * field;
+    e.device_bytes = fields * field + fp.device_bytes;
     e.device_detail = field_text;
+    if (fp.device_bytes > 0)
+      e.device_detail += fmt::format(" + {} ({})", format_bytes(fp.device_bytes), fp.device_what);
     e.host_bytes = staging + gram + gather;
     e.host_detail = host;
   } else {

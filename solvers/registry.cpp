@@ -75,6 +75,8 @@ Footprint run_footprint(const Config& cfg, const GridDesc& local, bool decompose
   const Footprint own = find_solver(cfg).footprint(cfg, local, decomposed);
   if (own.fields > 0) fp.add(own.fields, own.what);
   fp.host_bytes += own.host_bytes;
+  fp.device_bytes += own.device_bytes;
+  fp.device_what = own.device_what;
   const double padded = double(local.padded_size());
   const double value = cfg.precision == Precision::Float ? 4.0 : 8.0;
   // A source refilled on the host each step (Sweeper::set_inputs): the constant terms' sum,

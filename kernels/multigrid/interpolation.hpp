@@ -4,6 +4,8 @@
 // where nvcc would otherwise contract them to FMA), so both give the same bits.
 #pragma once
 
+#include <cstddef>
+
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
 
@@ -128,6 +130,37 @@ HS_HOST_DEVICE double interpolated(const T* coarse, const GridDesc& gc, int i, i
     acc_z = add_rn(acc_z, mul_rn(sz.w[c], acc_y));
   }
   return acc_z;
+}
+
+// The device's cubic interpolation (kernels/multigrid/cuda/transfer.cu) runs as three one-axis
+// passes over chunks of coarse planes x coarse rows with double intermediates in a scratch:
+// at most `planes` planes a chunk, then fewer planes, then fewer rows, until the scratch fits
+// `cap` doubles where it can. The chunk and the doubles it needs, for the kernel and for the
+// memory preflight. hy / hz: whether y / z are halved.
+struct CubicChunks {
+  int planes = 1, rows = 1;
+  std::size_t doubles = 0;
+};
+inline constexpr int kCubicChunkPlanes = 64;
+inline constexpr std::size_t kCubicScratchCap = std::size_t(64) << 20;  // 512 MiB
+inline CubicChunks cubic_chunks(const GridDesc& gc, int fine_nx, int hy, int hz,
+                                int planes = kCubicChunkPlanes,
+                                std::size_t cap = kCubicScratchCap) {
+  const int nz = gc.dims == 3 ? gc.nz : 1;
+  CubicChunks c;
+  c.planes = planes < nz ? (planes > 1 ? planes : 1) : nz;
+  c.rows = gc.ny;
+  // A chunk's stencils read at most two coarse nodes past it on each side of a halved axis:
+  // pass x's rows (the chunk's and its margins) and pass y's (the fine rows).
+  const auto need = [&] {
+    return (std::size_t(c.planes) + 4 * std::size_t(hz)) *
+           (std::size_t(c.rows) + 4 * std::size_t(hy) + (std::size_t(c.rows) << hy)) *
+           std::size_t(fine_nx);
+  };
+  while (need() > cap && c.planes > 1) c.planes = (c.planes + 1) / 2;
+  while (need() > cap && c.rows > 1) c.rows = (c.rows + 1) / 2;
+  c.doubles = need();
+  return c;
 }
 
 }  // namespace heatsolve::mg

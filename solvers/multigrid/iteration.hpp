@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/config.hpp"
+#include "solvers/footprint.hpp"
 #include "solvers/multigrid/mixed.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/steady/pcg.hpp"
@@ -91,5 +92,14 @@ class MultigridIteration {
   // A recurrence this far below the true residual has left it: restart from the true one.
   static constexpr double kGapFactor = 10.0;
 };
+
+// Full multigrid's device scratch (Multigrid::interpolation_scratch_bytes) in a solver's
+// footprint, where the deck asks for full multigrid.
+template <typename T>
+void add_fmg_scratch(Footprint& fp, const Config& cfg, const GridDesc& local, bool decomposed) {
+  if (cfg.multigrid.cycle != MultigridCycle::FMG) return;
+  fp.device_bytes += Multigrid<T>::interpolation_scratch_bytes(local, decomposed);
+  fp.device_what = "full multigrid's interpolation scratch";
+}
 
 }  // namespace heatsolve

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kernels/multigrid/interpolation.hpp"
+
 namespace heatsolve {
 
 namespace {
@@ -91,6 +93,15 @@ GridDesc coarsen(const GridDesc& g, std::array<int, 3>* ratio) {
   c.hy = g.hy * (*ratio)[1];
   c.hz = g.dims == 3 ? g.hz * (*ratio)[2] : g.hz;
   return c;
+}
+
+template <typename T>
+double Multigrid<T>::interpolation_scratch_bytes(const GridDesc& fine, bool decomposed) {
+  std::array<int, 3> ratio{1, 1, 1};
+  const GridDesc coarse = coarsen(fine, &ratio);
+  if (decomposed || ratio == std::array<int, 3>{1, 1, 1}) return 0;
+  return double(mg::cubic_chunks(coarse, fine.nx, ratio[1] - 1, ratio[2] - 1).doubles) *
+         sizeof(double);
 }
 
 template <typename T>

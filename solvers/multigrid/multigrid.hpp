@@ -101,6 +101,10 @@ class Multigrid : public Preconditioner<T> {
   // Padded fields of the local grid `fine` that a hierarchy built on it allocates (the
   // finest level's own fields are the caller's), for the memory preflight.
   static double footprint_fields(const GridDesc& fine, bool singular);
+  // Bytes of the device's interpolation scratch that full multigrid on the local grid `fine`
+  // needs (the finest interpolation's, mg::cubic_chunks), 0 for a decomposed grid (its pass
+  // is a V-cycle, no interpolation).
+  static double interpolation_scratch_bytes(const GridDesc& fine, bool decomposed);
 
  private:
   struct Level {

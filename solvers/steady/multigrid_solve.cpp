@@ -21,7 +21,6 @@ MultigridSolve<T>::MultigridSolve(Sweeper<T>& sweeper)
 
 template <typename T>
 Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
-  (void)decomposed;
   Footprint fp;
   bool dirichlet = false;
   for (int f = 0; f < 2 * cfg.dimensions; ++f)
@@ -33,6 +32,7 @@ Footprint MultigridSolve<T>::footprint(const Config& cfg, const GridDesc& local,
   fp.add(MultigridIteration<T>::footprint_fields(cfg.method, cfg.multigrid.cycle),
          cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
   if (!has_source_field(cfg)) fp.add(1, "zero source");
+  add_fmg_scratch<T>(fp, cfg, local, decomposed);
   return fp;
 }
 

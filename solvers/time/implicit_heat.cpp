@@ -18,7 +18,6 @@ constexpr double kStagnationFactor = 0.95;
 
 template <typename T>
 Footprint ImplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, bool decomposed) {
-  (void)decomposed;
   Footprint fp;
   fp.add(1, "right side");
   fp.add(cfg.mixed_precision ? FloatCorrection::footprint_fields(local, false)
@@ -26,6 +25,7 @@ Footprint ImplicitHeat<T>::footprint(const Config& cfg, const GridDesc& local, b
          cfg.mixed_precision ? "multigrid hierarchy (float)" : "multigrid hierarchy");
   fp.add(MultigridIteration<T>::footprint_fields(cfg.method, cfg.multigrid.cycle),
          cfg.method == SolverMethod::MultigridCG ? "CG vectors" : "residual");
+  add_fmg_scratch<T>(fp, cfg, local, decomposed);
   return fp;
 }
 

@@ -390,6 +390,34 @@ TEST(EdgePreflight, EstimateCountsEachSolversFields) {
   EXPECT_NEAR(anderson, 2 + 2 * 4 + 2, 1e-12);
 }
 
+// Full multigrid's interpolation scratch (mg::cubic_chunks) is device memory of its own: on
+// 64^3 the finest interpolation from 32^3 runs as one chunk of 32 planes x 32 rows, (32 + 4) x
+// (32 + 4 + 64) x 64 doubles; at 512^3 chunks of 64 planes x 256 rows, (64 + 4) x (256 + 4 +
+// 512) x 512. FMG's correction is one field more; on the host only that field.
+TEST(EdgePreflight, FullMultigridScratchIsDeviceMemory) {
+  const auto deck = [](int n, const std::string& cycle) {
+    const std::string c = std::to_string(n);
+    return parse("name: t\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [" + c + ", " +
+                 c + ", " + c + "]}\nsolver: {method: multigrid, multigrid: {cycle: " + cycle +
+                 "}}\nboundary: {all: {type: dirichlet, value: 0.0}}\n");
+  };
+  const auto device = [&](int n, const std::string& cycle) {
+    return estimate_memory(deck(n, cycle), 1, true).device_bytes;
+  };
+  const double field64 = 66.0 * 66 * 66 * 8, field512 = 514.0 * 514 * 514 * 8;
+  EXPECT_DOUBLE_EQ(device(64, "fmg") - device(64, "v"), field64 + 36.0 * 100 * 64 * 8);
+  EXPECT_DOUBLE_EQ(device(512, "fmg") - device(512, "v"), field512 + 68.0 * 772 * 512 * 8);
+  const MemoryEstimate on = estimate_memory(deck(64, "fmg"), 1, true);
+  EXPECT_NE(on.device_detail.find("interpolation scratch"), std::string::npos) << on.device_detail;
+  EXPECT_DOUBLE_EQ(estimate_memory(deck(64, "fmg"), 1, false).host_bytes -
+                       estimate_memory(deck(64, "v"), 1, false).host_bytes,
+                   field64);
+  // Decomposed, the pass is a V-cycle: no interpolation.
+  EXPECT_DOUBLE_EQ(estimate_memory(deck(64, "fmg"), 8, true).device_bytes -
+                       estimate_memory(deck(64, "v"), 8, true).device_bytes,
+                   34.0 * 34 * 34 * 8);
+}
+
 TEST(EdgePreflight, AndersonHistoryIsCounted) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n"

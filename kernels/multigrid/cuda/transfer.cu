@@ -367,17 +367,12 @@ template <typename T>
 void interpolate_cubic(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                        const Halving h, const InterpolateChunking& chunking, cudaStream_t stream) {
   const int nx = gf.nx, nz = gc.dims == 3 ? gc.nz : 1;
-  // Chunks of ck coarse planes x cj coarse rows; a chunk's stencils read at most two coarse
-  // nodes past it on each side of a halved axis.
-  int ck = std::max(1, std::min(chunking.planes, nz)), cj = gc.ny;
-  const auto scratch = [&] {
-    return (std::size_t(ck) + 4 * h.sz) * (std::size_t(cj) + 4 * h.sy + (std::size_t(cj) << h.sy)) *
-           std::size_t(nx);
-  };
-  while (scratch() > chunking.doubles && ck > 1) ck = (ck + 1) / 2;
-  while (scratch() > chunking.doubles && cj > 1) cj = (cj + 1) / 2;
+  // Chunks of ck coarse planes x cj coarse rows (mg::cubic_chunks).
+  const mg::CubicChunks chunks =
+      mg::cubic_chunks(gc, nx, h.sy, h.sz, chunking.planes, chunking.doubles);
+  const int ck = chunks.planes, cj = chunks.rows;
   InterpolateScratch& ws = per_thread_device_instance<InterpolateScratch>();
-  double* const xs = ws.acquire(scratch(), stream);
+  double* const xs = ws.acquire(chunks.doubles, stream);
   for (int K0 = 0; K0 < nz; K0 += ck)
     for (int J0 = 0; J0 < gc.ny; J0 += cj) {
       const int K1 = std::min(K0 + ck, nz), J1 = std::min(J0 + cj, gc.ny);

@@ -13,6 +13,7 @@
 
 #include "core/grid.hpp"
 #include "core/multigrid.hpp"
+#include "kernels/multigrid/interpolation.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/source.hpp"
 
@@ -45,8 +46,8 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
 // where that allows (fewer planes, then fewer coarse rows, down to one of each). The defaults
 // keep 64 planes up to 768^3 fine cells; tests pass small bounds to cross chunk borders.
 struct InterpolateChunking {
-  int planes = 64;
-  std::size_t doubles = std::size_t(64) << 20;  // 512 MiB
+  int planes = mg::kCubicChunkPlanes;
+  std::size_t doubles = mg::kCubicScratchCap;  // 512 MiB
 };
 
 // fine = P coarse over the interior cells of gf (Backend::interpolate; same checks). Reads
