@@ -187,10 +187,19 @@ class CudaBackend final : public Backend<T> {
   // coefficients per sub-step: a Chebyshev smoother's weights), whatever the kernel option:
   // a pass gives the bits of its single sweeps. Faces other than Dirichlet/Neumann, and grids
   // below opts_.fuse_min_cells: single sweeps.
+  // Whether n sweeps on g may run as fused passes.
+  bool fuses(const GridDesc& g, int n, const BoundaryFaces& bc) const {
+    return n >= 2 && g.interior_size() >= opts_.fuse_min_cells && temporal_supported(g, bc);
+  }
+  static PassCoeffs<T> pass_coeffs(const StencilCoeffs<T>* c, int k) {
+    PassCoeffs<T> pass;
+    for (int i = 0; i < k; ++i) pass.step[i] = c[i];
+    return pass;
+  }
+
   void stencil_sweeps(T** cur, T** other, const T* f, const GridDesc& g, const StencilCoeffs<T>* c,
                       int n, const BoundaryFaces& bc) override {
-    if (n < 2 || g.interior_size() < opts_.fuse_min_cells || !temporal_supported(g, bc))
-      return Backend<T>::stencil_sweeps(cur, other, f, g, c, n, bc);
+    if (!fuses(g, n, bc)) return Backend<T>::stencil_sweeps(cur, other, f, g, c, n, bc);
     for (int s = 0; s < n;) {
       int k = 1;
       for (int kk : temporal_steps<T>(g.dims))
@@ -199,10 +208,8 @@ class CudaBackend final : public Backend<T> {
           break;
         }
       if (k > 1) {
-        PassCoeffs<T> pass;
-        for (int i = 0; i < k; ++i) pass.step[i] = c[s + i];
         launch_temporal<T>(temporal_default_shape<T>(g.dims, k), *cur, *other, source_ref(f, g), g,
-                           pass, bc, stream_);
+                           pass_coeffs(c + s, k), bc, stream_);
       } else {
         stencil_with_boundary(*cur, *other, f, g, c[s], bc);
       }
@@ -215,15 +222,11 @@ class CudaBackend final : public Backend<T> {
                                 const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
                                 const StencilCoeffs<T>& rc, double* square_sum) override {
     const std::vector<int>& ks = temporal_steps<T>(g.dims);
-    if (n < 2 || g.interior_size() < opts_.fuse_min_cells || !temporal_supported(g, bc) ||
-        std::find(ks.begin(), ks.end(), n) == ks.end())
-      return false;
+    if (!fuses(g, n, bc) || std::find(ks.begin(), ks.end(), n) == ks.end()) return false;
     const TemporalShape shape = temporal_default_shape<T>(g.dims, n);
     if (!temporal_norm_compiled<T>(shape, g.dims)) return false;
-    PassCoeffs<T> pass;
-    for (int i = 0; i < n; ++i) pass.step[i] = c[i];
-    *square_sum = launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g, pass, bc, rc,
-                                          reduce_ws_, stream_);
+    *square_sum = launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g,
+                                          pass_coeffs(c, n), bc, rc, reduce_ws_, stream_);
     std::swap(*cur, *other);
     return true;
   }

@@ -452,16 +452,16 @@ bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
   if (!begun) return false;
   timing_.smooth += slot;
   timing_.per_level[0] += slot;
-  pending_ = {u, f, cur, other};
+  pending_ = {u, f};
   return true;
 }
 
 template <typename T>
 void Multigrid<T>::cycle_begun(T* u, const T* f) {
   if (!begun(u, f)) throw std::logic_error("Multigrid: no cycle begun on these fields");
-  const Pending p = pending_;
   pending_ = {};
-  correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, p.cur, p.other);
+  // The begun pass left the iterate in the scratch and u as it was.
+  correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, levels_[0].tmp->data(), u);
   if (singular_) level_remove_mean(0, u);
 }
 

@@ -159,12 +159,10 @@ class Multigrid : public Preconditioner<T> {
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
   bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges
-  // A cycle begun (begin_cycle): its fields, and where the pre-smoothing left the iterate.
+  // The fields of a cycle begun (begin_cycle); its iterate is in levels_[0].tmp.
   struct Pending {
     T* u = nullptr;
     const T* f = nullptr;
-    T* cur = nullptr;
-    T* other = nullptr;
   } pending_;
   int coarse_iterations_ = 0;
 };

@@ -10,6 +10,7 @@
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_kernels.cuh"
+#include "kernels/stencil/cuda/temporal_partial_kernels.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
 
 namespace heatsolve::cuda {

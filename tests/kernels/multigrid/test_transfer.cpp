@@ -15,6 +15,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/grid.hpp"
@@ -576,6 +577,25 @@ TYPED_TEST(MultigridTransferCuda, ResidualNormOnEdgeShapes) {
   }
 }
 
+// The CPU's and the device's prolong_add of the same random coarse field (edge and corner
+// ghosts NaN: read by neither order) onto the same random fine field: {got, want}.
+template <typename T>
+std::pair<std::vector<T>, std::vector<T>> prolong_on_both(Backend<T>& cpu, Backend<T>& dev,
+                                                          const Level& l, Prolongation p,
+                                                          unsigned* seed) {
+  std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++*seed);
+  poison_edges(coarse, l.coarse);
+  const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++*seed);
+  std::vector<T> want = fine0, got(fine0.size());
+  cpu.prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
+  auto dc = dev.allocate(coarse.size()), df = dev.allocate(fine0.size());
+  dc->copy_from_host(coarse.data());
+  df->copy_from_host(fine0.data());
+  dev.prolong_add(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
+  df->copy_to_host(got.data());
+  return {std::move(got), std::move(want)};
+}
+
 TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
   using T = TypeParam;
   SKIP_WITHOUT_GPU();
@@ -585,16 +605,9 @@ TYPED_TEST(MultigridTransferCuda, ProlongMatchesCpu) {
   for (const Level& l : random_levels()) {
     for (Prolongation p : {Prolongation::Constant, Prolongation::Linear}) {
       SCOPED_TRACE(l.name + (p == Prolongation::Linear ? " linear" : " constant"));
-      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
-      poison_edges(coarse, l.coarse);  // read by neither order
-      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
-      std::vector<T> want = fine0, got(fine0.size());
-      cpu->prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
-      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
-      dc->copy_from_host(coarse.data());
-      df->copy_from_host(fine0.data());
-      dev->prolong_add(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
-      df->copy_to_host(got.data());
+      const auto both = prolong_on_both<T>(*cpu, *dev, l, p, &seed);
+      const std::vector<T>& got = both.first;
+      const std::vector<T>& want = both.second;
       std::size_t at = 0;
       EXPECT_LE(max_rel(got, want, &at), near_tol<T>())
           << "index " << at << " got " << got[at] << " want " << want[at];
@@ -618,16 +631,9 @@ TYPED_TEST(MultigridTransferCuda, ProlongationMatchesCpuBits) {
   for (const Level& l : levels) {
     for (Prolongation p : {Prolongation::Constant, Prolongation::Linear}) {
       SCOPED_TRACE(l.name + (p == Prolongation::Linear ? " linear" : " constant"));
-      std::vector<T> coarse = random_field<T>(l.coarse.padded_size(), ++seed);
-      poison_edges(coarse, l.coarse);  // read by neither order
-      const std::vector<T> fine0 = random_field<T>(l.fine.padded_size(), ++seed);
-      std::vector<T> want = fine0, got(fine0.size());
-      cpu->prolong_add(coarse.data(), l.coarse, want.data(), l.fine, l.ratio, p);
-      auto dc = dev->allocate(coarse.size()), df = dev->allocate(fine0.size());
-      dc->copy_from_host(coarse.data());
-      df->copy_from_host(fine0.data());
-      dev->prolong_add(dc->data(), l.coarse, df->data(), l.fine, l.ratio, p);
-      df->copy_to_host(got.data());
+      const auto both = prolong_on_both<T>(*cpu, *dev, l, p, &seed);
+      const std::vector<T>& got = both.first;
+      const std::vector<T>& want = both.second;
       for_interior(l.fine, [&](int i, int j, int k, std::int64_t idx) {
         ASSERT_EQ(got[std::size_t(idx)], want[std::size_t(idx)])
             << "fine cell " << i << "," << j << "," << k;
