@@ -1,6 +1,8 @@
 // Multigrid choices a deck names (solver.multigrid) and the kernels understand.
 #pragma once
 
+#include <algorithm>
+
 namespace heatsolve {
 
 // Prolongation order of the coarse-grid correction (Backend::prolong_add). Cubic (exact for
@@ -33,6 +35,13 @@ struct MultigridSettings {
   // restricted without storing it (Backend::stencil_restrict); false: one sweep at a time
   // (benchmarks compare the two).
   bool fused = true;
+
+  // Decomposed grids split along the stream axis alone: the depth of the margins a run's fields
+  // carry (solvers/parallel/margins.hpp), so that a distributed level's smoothing runs as one
+  // pass after one exchange of margins this deep. One more than the sweeps: the smoothed
+  // iterate's Exchange ghosts (the innermost margin plane) then hold the neighbours' values,
+  // and the residual and the interpolation that read them need no exchange of their own.
+  int margin_depth() const { return std::max(pre_sweeps, post_sweeps) + 1; }
 };
 
 }  // namespace heatsolve

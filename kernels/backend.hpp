@@ -120,15 +120,18 @@ class Backend {
   }
   // stencil_sweeps as one pass that reads *cur and writes only *other (the input stays as it
   // was), measuring in it the sum over the interior of stencil(*cur, f, rc)^2 (a residual's
-  // squared norm, the value stencil_square_sum gives after the faces `bc` are applied):
-  // returns false, having done nothing, where the backend has no such pass for n sweeps on g.
-  // A multigrid cycle starts with it, so that the convergence check of the previous cycle's
-  // result costs no pass of its own (solvers/multigrid/iteration.cpp).
+  // squared norm, the value stencil_square_sum gives after the faces `bc` are applied), over
+  // the stream axis' planes [p0, p1) (z in 3D, y in 2D; p1 < 0: to the last; a deep-halo pass
+  // measures its block, not the margins): returns false, having done nothing, where the
+  // backend has no such pass for n sweeps on g. A multigrid cycle starts with it, so that the
+  // convergence check of the previous cycle's result costs no pass of its own
+  // (solvers/multigrid/iteration.cpp).
   virtual bool stencil_sweeps_with_norm(T** cur, T** other, const T* f, const GridDesc& g,
                                         const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
-                                        const StencilCoeffs<T>& rc, double* square_sum) {
+                                        const StencilCoeffs<T>& rc, double* square_sum, int p0,
+                                        int p1) {
     (void)cur, (void)other, (void)f, (void)g, (void)c, (void)n, (void)bc, (void)rc;
-    (void)square_sum;
+    (void)square_sum, (void)p0, (void)p1;
     return false;
   }
 

@@ -18,14 +18,15 @@
 #   OUT=/tmp/out bash scripts/gpu_multigrid_mpi.sh
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
-# BACKEND (default cuda; cpu for a dry run).
+# BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
+# these gtests last).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
 N=${N:-512}
 NG=$(nvidia-smi -L | wc -l)
 [ "$NG" -ge 2 ] || echo "warning: $NG GPU(s): the 2-rank runs share a device"
-[ "${SKIP_BUILD:-0}" = 1 ] || gpu_build heatsolve heatsolve_mpi_tests
+[ "${SKIP_BUILD:-0}" = 1 ] || gpu_build heatsolve heatsolve_mpi_tests ${GTEST_FILTER:+heatsolve_tests}
 WORK=${WORK:-/tmp/mgmpi}
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -150,10 +151,11 @@ for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_st
           f"{d.get('distributed_levels')} distributed levels, gathered {d.get('gathered_level')} on "
           f"{d.get('gathered_on')}: gathers {d.get('agglomeration_seconds', 0):.4f} s, exchanges "
           f"{d.get('exchange_seconds', 0):.4f} s (rank 0)")
-    print("  | level | placement | grid | block | seconds | exchange s | exchanges |")
+    print("  | level | placement | grid | block | seconds | exchange s | exchanges | deep passes |")
     for lv in d.get("levels", []):
         print(f"  | {lv['level']} | {lv['placement']} | {lv.get('grid', '-')} | {lv.get('block', '-')} "
-              f"| {lv['seconds']:.4f} | {fmt(lv.get('exchange_seconds'))} | {lv.get('exchanges', '-')} |")
+              f"| {lv['seconds']:.4f} | {fmt(lv.get('exchange_seconds'))} | {lv.get('exchanges', '-')} "
+              f"| {lv.get('deep_passes', '-')} |")
 PY
 
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
@@ -162,5 +164,11 @@ if [ "${SKIP_SUITE:-0}" != 1 ]; then
     "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
   echo "suite rc=$?"
   grep -E "DIFFERS|FAILED|PASSED|-dist np2 .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
+fi
+if [ -n "${GTEST_FILTER:-}" ]; then
+  stamp "gtests: $GTEST_FILTER"
+  timeout 200 "$B/tests/heatsolve_tests" --gtest_filter="$GTEST_FILTER" >"$OUT/gtests.log" 2>&1
+  echo "gtests rc=$?"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$OUT/gtests.log" | head -20
 fi
 stamp done

@@ -220,13 +220,15 @@ class CudaBackend final : public Backend<T> {
 
   bool stencil_sweeps_with_norm(T** cur, T** other, const T* f, const GridDesc& g,
                                 const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
-                                const StencilCoeffs<T>& rc, double* square_sum) override {
+                                const StencilCoeffs<T>& rc, double* square_sum, int p0,
+                                int p1) override {
     const std::vector<int>& ks = temporal_steps<T>(g.dims);
     if (!fuses(g, n, bc) || std::find(ks.begin(), ks.end(), n) == ks.end()) return false;
     const TemporalShape shape = temporal_default_shape<T>(g.dims, n);
     if (!temporal_norm_compiled<T>(shape, g.dims)) return false;
-    *square_sum = launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g,
-                                          pass_coeffs(c, n), bc, rc, reduce_ws_, stream_);
+    *square_sum =
+        launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g, pass_coeffs(c, n), bc, rc,
+                                reduce_ws_, stream_, PlaneRange{p0, p1});
     std::swap(*cur, *other);
     return true;
   }

@@ -12,6 +12,7 @@
 #ifdef HEATSOLVE_HAVE_MPI
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
+#include "solvers/parallel/margins.hpp"
 #endif
 
 namespace heatsolve {
@@ -117,6 +118,15 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
     agg->levels.push_back(std::move(dl));
     level = next;
   }
+
+  // Margins for deep smoothing on all ranks or on none (the exchange is collective).
+  const int depth = cfg.multigrid.margin_depth();
+  const auto deep = [&](const Domain& d) -> std::unique_ptr<DeepHaloExchanger<T>> {
+    if (!all(stream_margins(d, depth).any())) return nullptr;
+    return MpiHaloExchanger<T>(comm, peers, d, cfg.halo, 0).make_deep(depth);
+  };
+  agg->deep.push_back(deep(ctx.domain));
+  for (const DistributedLevel<T>& dl : agg->levels) agg->deep.push_back(deep(dl.domain));
 
   const GridDesc& gc = agg->global_coarse;
   // HEATSOLVE_TEST_MG_ROOT=1: rank 0 solves whatever the size (tests of that path).

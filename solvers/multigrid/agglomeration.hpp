@@ -40,7 +40,12 @@ struct DistributedLevel {
 // filled) -> each rank's block including one ghost layer. Host arrays.
 template <typename T>
 struct Agglomeration {
-  std::vector<DistributedLevel<T>> levels;   // the distributed coarse levels, finest first
+  std::vector<DistributedLevel<T>> levels;  // the distributed coarse levels, finest first
+  // Deep smoothing (solvers/parallel/margins.hpp), per distributed level from the finest (the
+  // run's decomposition, then `levels`): the exchanger of margins
+  // MultigridSettings::margin_depth() deep, or null on every rank where some rank's block
+  // cannot carry them (another axis split, a block too thin).
+  std::vector<std::unique_ptr<DeepHaloExchanger<T>>> deep;
   std::function<double(double)> global_sum;  // sums over the ranks (their fields' spaces)
   // The gathered level: the whole grid, this rank's block of it and the ratio from the last
   // distributed level ({1,1,1}: the last distributed level is itself gathered, because its

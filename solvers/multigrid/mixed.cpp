@@ -16,8 +16,8 @@ FloatCorrection::FloatCorrection(const HelmholtzOperator<double>& fine,
   // and restriction run untuned kernels).
   if (!op_->is_variable() && !settings.fused) backend_->prepare(g);
   mg_ = std::make_unique<Multigrid<float>>(*op_, settings, std::move(parts.agglomeration));
-  r_ = backend_->allocate(n_);
-  e_ = backend_->allocate(n_);
+  r_ = op_->space().allocate();  // with the block's margins (deep smoothing)
+  e_ = op_->space().allocate();
 }
 
 FloatCorrection::~FloatCorrection() = default;

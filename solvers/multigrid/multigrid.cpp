@@ -142,15 +142,23 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
                          std::unique_ptr<Agglomeration<T>> agglomeration) {
   agg_ = std::move(agglomeration);
   Backend<T>& backend = fine.backend();
+  // The fields a distributed level smooths carry the margins of its deep smoothing.
+  const auto margins = [this](std::size_t l) {
+    Margins m;
+    if (agg_ && l < agg_->deep.size() && agg_->deep[l])
+      stream_margins(agg_->deep[l]->geometry(), &m);
+    return m;
+  };
   const auto make_level = [&](HelmholtzOperator<T> op, bool owned) {
     Level lv{std::move(op)};
     const std::size_t n = lv.op.grid().padded_size();
+    const Margins m = margins(levels_.size());
     if (owned) {
-      lv.u = backend.allocate(n);
-      lv.f = backend.allocate(n);
+      lv.u = allocate_with_margins(backend, n, m);
+      lv.f = allocate_with_margins(backend, n, m);
     }
     lv.r = backend.allocate(n);
-    lv.tmp = backend.allocate(n);
+    lv.tmp = allocate_with_margins(backend, n, m);
     return lv;
   };
   if (!agg_) {
@@ -232,10 +240,15 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
           backend.prepare(grid(int(l)));
       }
     }
+    timing_.exchange.assign(levels_.size(), 0.0);  // the set-up's exchanges, reset below
+    timing_.exchanges.assign(levels_.size(), 0);
+    attach_deep_smoothing();
     {
       PhaseTimer<T> t(backend, timing_.setup_halos);
       for (std::size_t l = 1; l + 1 < levels_.size(); ++l)
         agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
+      for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
+        levels_[l].op.fill_margins(levels_[l].tmp->data());
     }
     attach_split_exchanges(fine);
     if (agg_->root) {
@@ -279,6 +292,37 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);
   timing_.exchanges.assign(levels_.size(), 0);
+  timing_.deep_passes.assign(levels_.size(), 0);
+}
+
+// Distributed levels whose blocks carry margins (Agglomeration::deep) smooth through deep
+// halos: a pass of up to margin_depth() sweeps after one exchange, where each sweep took one.
+// Levels too small for the backend to fuse gain too: their sweeps run one after another on
+// the extended grid without exchanges between them.
+template <typename T>
+void Multigrid<T>::attach_deep_smoothing() {
+  Backend<T>& backend = levels_[0].op.backend();
+  for (int l = 0; l <= last_distributed(); ++l) {
+    if (std::size_t(l) >= agg_->deep.size() || !agg_->deep[std::size_t(l)] ||
+        levels_[std::size_t(l)].op.is_variable())
+      continue;
+    DeepHaloExchanger<T>* ex = agg_->deep[std::size_t(l)].get();
+    DeepSmoothing<T> deep;
+    deep.extended = ex->geometry().extended;
+    deep.depth = ex->geometry().depth;
+    stream_margins(ex->geometry(), &deep.margins);
+    const std::ptrdiff_t before = std::ptrdiff_t(deep.margins.before);
+    deep.fill = [this, l, ex, before, &backend](T* x) {
+      const auto t0 = Clock::now();
+      ex->exchange(backend, x - before);
+      timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++timing_.exchanges[l];
+    };
+    levels_[l].op = levels_[l].op.with_deep_smoothing(std::move(deep));
+    // Sweeps that the backend does not fuse run on the extended grid (small levels: untimed).
+    if (l > 0 && agg_->levels[std::size_t(l) - 1].domain.global.interior_size() <= kUntimedMaxCells)
+      backend.prepare_untimed(ex->geometry().extended);
+  }
 }
 
 // execution.overlap on a decomposed hierarchy: a sweep split into core and shell around its
@@ -360,7 +404,9 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
                      {"block", name(grid(l))},
                      {"seconds", timing_.per_level[l]},
                      {"exchange_seconds", timing_.exchange[l]},
-                     {"exchanges", timing_.exchanges[l]}};
+                     {"exchanges", timing_.exchanges[l]},
+                     {"deep_smoothing_depth", levels_[l].op.deep_smoothing().depth},
+                     {"deep_passes", timing_.deep_passes[l]}};
     if (l > 0) j["grid"] = name(agg_->levels[std::size_t(l) - 1].domain.global);
     levels.push_back(j);
   }
@@ -386,16 +432,20 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
 }
 
 template <typename T>
-void Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse,
+bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse,
                           BoundaryMode m) {
-  if (sweeps <= 0) return;
+  if (sweeps <= 0) return false;
+  const HelmholtzOperator<T>& op = levels_[l].op;
+  const bool deep = settings_.fused && op.smooths_deep(*cur, *other, f, sweeps);
   double slot = 0;
   {
-    PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
-    levels_[l].op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
+    PhaseTimer<T> t(op.backend(), slot, timed_);
+    if (deep) ++timing_.deep_passes[l];
+    op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
   }
   timing_.smooth += slot;
   timing_.per_level[l] += slot;
+  return deep && op.deep_fills_ghosts(sweeps);
 }
 
 template <typename T>
@@ -439,29 +489,43 @@ void Multigrid<T>::cycle(T* u, const T* f) {
 template <typename T>
 bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
   pending_ = {};
-  if (agg_ || levels_.size() < 2 || !smooth_finest_ || !settings_.fused) return false;
+  const HelmholtzOperator<T>& op = levels_[0].op;
+  // A decomposed finest level: through deep halos only.
+  if ((agg_ && !op.deep_smoothing()) || levels_.size() < 2 || !smooth_finest_ || !settings_.fused ||
+      begin_declined_)
+    return false;
   T* cur = u;
   T* other = levels_[0].tmp->data();
   double slot = 0;
   bool begun = false;
+  const bool deep = op.smooths_deep(cur, other, f, settings_.pre_sweeps);
   {
-    PhaseTimer<T> t(levels_[0].op.backend(), slot, timed_);
-    begun = levels_[0].op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
-                                                    BoundaryMode::Deck, residual_norm);
+    PhaseTimer<T> t(op.backend(), slot, timed_);
+    if (deep && f) op.fill_margins(f);  // for the post-smoothing too
+    begun = op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
+                                         BoundaryMode::Deck, residual_norm);
   }
-  if (!begun) return false;
   timing_.smooth += slot;
   timing_.per_level[0] += slot;
-  pending_ = {u, f};
+  if (!begun) {
+    // The backend has no such pass for this level (every rank answers alike): not again, since
+    // a deep attempt costs its exchanges.
+    begin_declined_ = deep;
+    return false;
+  }
+  if (deep) ++timing_.deep_passes[0];
+  pending_ = {u, f, deep && op.deep_fills_ghosts(settings_.pre_sweeps)};
   return true;
 }
 
 template <typename T>
 void Multigrid<T>::cycle_begun(T* u, const T* f) {
   if (!begun(u, f)) throw std::logic_error("Multigrid: no cycle begun on these fields");
+  const bool exchanged = pending_.exchanged;
   pending_ = {};
   // The begun pass left the iterate in the scratch and u as it was.
-  correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, levels_[0].tmp->data(), u);
+  correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, levels_[0].tmp->data(), u,
+                     exchanged);
   if (singular_) level_remove_mean(0, u);
 }
 
@@ -484,11 +548,12 @@ void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
 // uses flexible CG. An F-cycle corrects with an F-visit then a V-visit of the next level.
 // `m`: the finest level's faces (coarser levels solve for corrections: zero faces).
 template <typename T>
-void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
+bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
   if (timed_ && l > 0 && grid(l).interior_size() < kUnitTimedCells) {
     // The subtree from here down as one unit: its seconds go to this level and the coarse
     // solve's.
     double slot = 0;
+    bool exchanged = false;
     {
       PhaseTimer<T> t(levels_[l].op.backend(), slot);
       timed_ = false;
@@ -496,27 +561,41 @@ void Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
         bool& flag;
         ~Restore() { flag = true; }
       } restore{timed_};
-      visit(l, x, f, type, m);
+      exchanged = visit(l, x, f, type, m);
     }
     timing_.coarse += slot;
     timing_.per_level[l] += slot;
-    return;
+    return exchanged;
   }
   if (!agg_ && l == int(levels_.size()) - 1) {
     coarse_solve(l, x, f, m);
-    return;
+    return false;
   }
   T* cur = x;
   T* other = levels_[l].tmp->data();
-  if (l > 0 || smooth_finest_) smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
-  correct_and_smooth(l, x, f, type, m, cur, other);
+  bool exchanged = false;
+  if (l > 0 || smooth_finest_) {
+    // Deep smoothing reads f in its margins: filled once for both smoothings.
+    if (f && settings_.fused && levels_[l].op.deep_smoothing()) {
+      double slot = 0;
+      {
+        PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
+        levels_[l].op.fill_margins(f);
+      }
+      timing_.smooth += slot;
+      timing_.per_level[l] += slot;
+    }
+    exchanged = smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
+  }
+  return correct_and_smooth(l, x, f, type, m, cur, other, exchanged);
 }
 
-// The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch):
-// the coarse-grid correction, post-smoothing, the iterate back in x.
+// The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch;
+// `exchanged`: cur's Exchange ghosts hold the neighbours' values): the coarse-grid correction,
+// post-smoothing, the iterate back in x.
 template <typename T>
-void Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m,
-                                      T* cur, T* other) {
+bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m,
+                                      T* cur, T* other, bool exchanged) {
   const bool smoothed = l > 0 || smooth_finest_;
   Level& lv = levels_[l];
   Backend<T>& backend = lv.op.backend();
@@ -531,7 +610,7 @@ void Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
       {
         PhaseTimer<T> t(backend, slot, timed_);
         lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(),
-                                mode(l, m), settings_.fused);
+                                mode(l, m), settings_.fused, exchanged);
       }
       timing_.smooth += slot;
       timing_.per_level[l] += slot;
@@ -540,14 +619,18 @@ void Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     }
     const BoundaryMode coarse = BoundaryMode::Homogeneous;
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
-    visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
+    const bool coarse_exchanged =
+        visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
     PhaseTimer<T> t(backend, timing_.transfer, timed_);
-    lc.op.fill_for_interpolation(lc.u->data());
+    lc.op.fill_for_interpolation(lc.u->data(), coarse_exchanged);
     backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio, settings_.prolongation);
   }
-  if (smoothed) smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
-  // An odd number of sweeps in all leaves the iterate in the scratch buffer.
+  // The correction changed cur: its ghosts are stale unless the post-smoothing refills them.
+  exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
+  // An odd number of sweeps in all leaves the iterate in the scratch buffer (the copy takes
+  // the ghosts along).
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());
+  return exchanged;
 }
 
 // The last distributed level l: the residual restricted on each rank's block, gathered, and

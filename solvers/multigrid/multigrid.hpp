@@ -42,6 +42,7 @@ class Multigrid : public Preconditioner<T> {
     // gathered level's transfers (restricted residual gathered, correction back), seconds.
     std::vector<double> exchange;
     std::vector<long long> exchanges;
+    std::vector<long long> deep_passes;  // smoothings through deep halos, per level
     double agglomeration = 0;
     // Decomposed set-up: tuning the distributed levels' kernels, and their first exchanges
     // (buffers, IPC mappings).
@@ -60,8 +61,9 @@ class Multigrid : public Preconditioner<T> {
   // the finest level's pre-smoothing as one pass that leaves u as it is and measures
   // ||f - A u|| (all ranks) in it; cycle_begun(u, f) completes that cycle, with the bits of
   // cycle(u, f). A caller that stops instead keeps u, the pass wasted. begin_cycle returns
-  // false, with nothing begun, where the pass cannot (decomposed or unfused hierarchies,
-  // variable coefficients, sweep counts that are not one pass of the backend). Any other
+  // false, with nothing begun, where the pass cannot (unfused hierarchies, decomposed ones
+  // without deep smoothing, variable coefficients, sweep counts that are not one pass of the
+  // backend). Any other
   // call on the hierarchy forgets a begun cycle.
   bool begin_cycle(T* u, const T* f, double* residual_norm);
   bool begun(const T* u, const T* f) const {
@@ -125,11 +127,15 @@ class Multigrid : public Preconditioner<T> {
     (void)l;
     return m;
   }
-  void smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m);
+  // Returns whether the iterate's Exchange ghosts hold the neighbours' values after it (a deep
+  // smoothing short of its margins: the residual and interpolation that follow skip their
+  // exchange).
+  bool smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
-  void visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
-  void correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
-                          T* other);
+  // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
+  bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
+  bool correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
+                          T* other, bool exchanged);
   MultigridCycle cycle_type() const;
   void coarse_solve(int l, T* x, const T* f, BoundaryMode m = BoundaryMode::Homogeneous);
   void level_remove_mean(int l, T* x);
@@ -142,6 +148,8 @@ class Multigrid : public Preconditioner<T> {
   // calls, while the device computes the sweep's core.
   SplitExchange<T> timed_split(int l, SplitExchange<T> inner);
   int last_distributed() const { return int(levels_.size()) - 2; }
+  // Deep smoothing on the distributed levels whose fields carry margins (Agglomeration::deep).
+  void attach_deep_smoothing();
   // execution.overlap: the levels' sweeps split around their exchanges where that pays.
   void attach_split_exchanges(const HelmholtzOperator<T>& fine);
 
@@ -159,12 +167,15 @@ class Multigrid : public Preconditioner<T> {
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
   bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges
-  // The fields of a cycle begun (begin_cycle); its iterate is in levels_[0].tmp.
+  // The fields of a cycle begun (begin_cycle); its iterate is in levels_[0].tmp, with its
+  // Exchange ghosts filled where `exchanged` (a deep pass).
   struct Pending {
     T* u = nullptr;
     const T* f = nullptr;
+    bool exchanged = false;
   } pending_;
   int coarse_iterations_ = 0;
+  bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
 };
 
 // The grid of the next coarser level and the ratio per axis; ratio {1,1,1} when no axis can

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/backend.hpp"
+#include "solvers/parallel/margins.hpp"
 
 namespace heatsolve {
 
@@ -16,14 +17,16 @@ template <typename T>
 class FieldSpace {
  public:
   FieldSpace() = default;
-  // `global_sum`: sum over the ranks that share the grid; unset: this grid alone.
-  FieldSpace(Backend<T>& backend, const GridDesc& g, std::function<double(double)> global_sum = {})
-      : backend_(&backend), g_(g), global_sum_(std::move(global_sum)) {}
+  // `global_sum`: sum over the ranks that share the grid; unset: this grid alone. `margins`:
+  // the memory allocate() puts around each field (solvers/parallel/margins.hpp).
+  FieldSpace(Backend<T>& backend, const GridDesc& g, std::function<double(double)> global_sum = {},
+             Margins margins = {})
+      : backend_(&backend), g_(g), global_sum_(std::move(global_sum)), margins_(margins) {}
 
-  // The same grid and ranks with fields of precision U on `backend` (mixed precision).
+  // The same grid, ranks and margins with fields of precision U on `backend` (mixed precision).
   template <typename U>
   FieldSpace<U> in_precision(Backend<U>& backend) const {
-    return FieldSpace<U>(backend, g_, global_sum_);
+    return FieldSpace<U>(backend, g_, global_sum_, margins_);
   }
 
   Backend<T>& backend() const { return *backend_; }
@@ -51,12 +54,16 @@ class FieldSpace {
   }
   // Every value of the padded array, in order with the backend's other work.
   void copy(T* dst, const T* src) const { backend_->copy_values(dst, src, g_.padded_size()); }
-  std::unique_ptr<Array<T>> allocate() const { return backend_->allocate(g_.padded_size()); }
+  std::unique_ptr<Array<T>> allocate() const {
+    return allocate_with_margins(*backend_, g_.padded_size(), margins_);
+  }
+  const Margins& margins() const { return margins_; }
 
  private:
   Backend<T>* backend_ = nullptr;
   GridDesc g_;
   std::function<double(double)> global_sum_;
+  Margins margins_;
 };
 
 }  // namespace heatsolve

@@ -118,8 +118,8 @@ void HelmholtzOperator<T>::set_face_values(const BoundaryFaces& faces) {
 }
 
 template <typename T>
-void HelmholtzOperator<T>::fill_for_interpolation(T* x) const {
-  if (exchange_) exchange_(x);
+void HelmholtzOperator<T>::fill_for_interpolation(T* x, bool exchanged) const {
+  if (exchange_ && !exchanged) exchange_(x);
   backend().apply_boundary(x, grid(), interpolation_faces_);
 }
 
@@ -330,9 +330,47 @@ std::vector<StencilCoeffs<T>> HelmholtzOperator<T>::sweep_coeffs(const std::vect
 }
 
 template <typename T>
+bool HelmholtzOperator<T>::smooths_deep(const T* cur, const T* other, const T* f,
+                                        int sweeps) const {
+  const auto has = [this](const T* x) { return margins_of(x).covers(deep_.margins); };
+  return deep_ && !is_variable() && sweeps >= 1 && sweeps <= deep_.depth && has(cur) &&
+         has(other) && (!f || has(f));
+}
+
+// The extended grid's outer faces past the margins take any rule: what they feed in travels a
+// cell a sweep and stops short of the block (deep_halo.hpp).
+template <typename T>
+BoundaryFaces HelmholtzOperator<T>::extended_faces(BoundaryMode mode) const {
+  BoundaryFaces bc = faces(mode);
+  for (int face = 0; face < 2 * grid().dims; ++face)
+    if (bc[face].type == BoundaryType::Exchange) bc[face] = FaceBC{BoundaryType::Dirichlet, 0.0};
+  return bc;
+}
+
+template <typename T>
+bool HelmholtzOperator<T>::fill_margins(const T* x) const {
+  if (!deep_ || is_variable() || !margins_of(x).covers(deep_.margins)) return false;
+  // The memory around the field, not its values.
+  deep_.fill(const_cast<T*>(x));
+  return true;
+}
+
+template <typename T>
 void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
                                   const std::vector<double>& weights, int sweeps, bool reverse,
                                   BoundaryMode mode, bool fused) const {
+  if (fused && smooths_deep(*cur, *other, f, sweeps)) {
+    deep_.fill(*cur);
+    const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
+    const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
+    T* a = *cur - o;
+    T* b = *other - o;
+    backend().stencil_sweeps(&a, &b, f ? f - o : nullptr, deep_.extended, c.data(), sweeps,
+                             extended_faces(mode));
+    *cur = a + o;
+    *other = b + o;
+    return;
+  }
   if (!exchange_ && !is_variable()) {
     // One rank's grid: the sweeps in one call, which the backend may fuse.
     const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
@@ -358,11 +396,35 @@ bool HelmholtzOperator<T>::smooth_measuring_residual(T** cur, T** other, const T
                                                      const std::vector<double>& weights, int sweeps,
                                                      BoundaryMode mode,
                                                      double* residual_norm) const {
+  if (smooths_deep(*cur, *other, f, sweeps)) {
+    // The pass on the extended grid, measuring the block's planes. Whether the backend has
+    // that pass may differ between ranks (their extended grids differ): a rank without it
+    // sends -inf, and then every rank answers false with its fields as they were (the pass
+    // wrote the other buffer only).
+    deep_.fill(*cur);
+    const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);
+    const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
+    const GridDesc& g = grid();
+    const std::size_t plane = std::size_t(g.dims == 3 ? g.stride_z() : g.stride_y());
+    const int lo = int(deep_.margins.before / plane), n = g.dims == 3 ? g.nz : g.ny;
+    T* a = *cur - o;
+    T* b = *other - o;
+    double sum = 0;
+    const bool measured = backend().stencil_sweeps_with_norm(
+        &a, &b, f ? f - o : nullptr, deep_.extended, c.data(), sweeps, extended_faces(mode),
+        residual_form().c, &sum, lo, lo + n);
+    const double total = space_.sum_over_ranks(measured ? sum : -INFINITY);
+    if (!(total >= 0)) return false;
+    *cur = a + o;
+    *other = b + o;
+    *residual_norm = std::sqrt(total);
+    return true;
+  }
   if (exchange_ || is_variable() || split_ || sweeps < 1) return false;
   const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);
   double sum = 0;
   if (!backend().stencil_sweeps_with_norm(cur, other, f, grid(), c.data(), sweeps, faces(mode),
-                                          residual_form().c, &sum))
+                                          residual_form().c, &sum, 0, -1))
     return false;
   *residual_norm = std::sqrt(space_.sum_over_ranks(sum));
   return true;
@@ -383,13 +445,16 @@ double HelmholtzOperator<T>::residual_norm(T* x, const T* f, T* scratch, Boundar
 template <typename T>
 void HelmholtzOperator<T>::residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
                                              const std::array<int, 3>& ratio, T* scratch,
-                                             BoundaryMode mode, bool fused) const {
-  if (!fused || is_variable() || split_) {
+                                             BoundaryMode mode, bool fused, bool exchanged) const {
+  if (!fused || is_variable() || (split_ && !exchanged)) {
     residual(x, f, scratch, mode);
     backend().restrict_average(scratch, grid(), coarse, gc, ratio);
     return;
   }
-  fill(x, mode);
+  if (exchanged)
+    backend().apply_boundary(x, grid(), faces(mode));
+  else
+    fill(x, mode);
   backend().stencil_restrict(x, f, grid(), residual_form().c, coarse, gc, ratio, scratch);
 }
 

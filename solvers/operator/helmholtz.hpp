@@ -29,6 +29,7 @@
 #include "kernels/backend.hpp"
 #include "solvers/operator/conductance.hpp"
 #include "solvers/operator/field_space.hpp"
+#include "solvers/parallel/margins.hpp"
 
 namespace heatsolve {
 
@@ -43,6 +44,22 @@ struct SplitExchange {
   std::function<void()> send;      // waits for the packing alone, sends
   std::function<void(T*)> finish;  // waits for the messages, queues unpacking into x's ghosts
   explicit operator bool() const { return bool(begin); }
+};
+
+// Smoothing through deep halos: a distributed level whose fields carry margins along the
+// stream axis (solvers/parallel/margins.hpp) runs up to `depth` sweeps as the passes of one
+// rank's grid on the extended grid, after one exchange of the iterate's margins, instead of a
+// sweep and an exchange at a time; the block's cells get the same bits
+// (solvers/parallel/deep_halo.hpp).
+template <typename T>
+struct DeepSmoothing {
+  GridDesc extended;  // the block with its margins
+  Margins margins;    // the extended array around a block field
+  int depth = 0;      // sweeps one fill of the margins covers
+  // Fills the margins of a block field (data() of an allocate_with_margins field) from the
+  // neighbours' blocks. Collective over the level's ranks.
+  std::function<void(T*)> fill;
+  explicit operator bool() const { return bool(fill); }
 };
 
 // One sweep of either representation.
@@ -110,6 +127,23 @@ class HelmholtzOperator {
   // whole sweep runs. An empty split: none (the exchange completes before each sweep).
   const SplitExchange<T>& split_exchange() const { return split_; }
   HelmholtzOperator with_split_exchange(SplitExchange<T> split) const;
+  // A copy of this operator whose fused smoothing runs through deep halos where its fields
+  // have the margins (see DeepSmoothing), and otherwise as before.
+  const DeepSmoothing<T>& deep_smoothing() const { return deep_; }
+  HelmholtzOperator with_deep_smoothing(DeepSmoothing<T> deep) const {
+    HelmholtzOperator op = *this;
+    op.deep_ = std::move(deep);
+    return op;
+  }
+  // Whether smooth() (fused) runs `sweeps` on these fields through deep halos; and whether the
+  // iterate's Exchange ghosts then hold the neighbours' values (sweeps short of the margins'
+  // depth: the innermost margin plane is still exact).
+  bool smooths_deep(const T* cur, const T* other, const T* f, int sweeps) const;
+  bool deep_fills_ghosts(int sweeps) const { return sweeps < deep_.depth; }
+  // Deep smoothing: fills the margins of the source x of the sweeps to come (the passes read
+  // f in the margins; x's values are left as they are) and returns true; false, nothing done,
+  // where x has no margins or the operator no deep smoothing. Collective.
+  bool fill_margins(const T* x) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;
@@ -136,8 +170,9 @@ class HelmholtzOperator {
   // Ghosts of a correction (zero face values) for interpolating it to a finer level: the
   // homogeneous rules, except that a variable operator's faces take the mirror rule of their
   // coupling (Dirichlet -inner, insulated +inner, convective in between) instead of the
-  // exterior value its sweeps read.
-  void fill_for_interpolation(T* x) const;
+  // exterior value its sweeps read. `exchanged`: x's Exchange ghosts hold the neighbours'
+  // values already (a deep smoothing's result, deep_fills_ghosts): no exchange.
+  void fill_for_interpolation(T* x, bool exchanged = false) const;
   // out = form(x) on every cell, x's ghosts filled here (f may be null).
   void sweep(T* x, T* out, const T* f, const SweepForm<T>& form, BoundaryMode mode) const;
   // r = f - A x (x's ghosts filled here; f may be null).
@@ -149,13 +184,17 @@ class HelmholtzOperator {
   // and *cur holds it on return. The backend may apply the face rules inside the sweep
   // (whatever reads the iterate's ghosts later fills them), with an exchange too once the
   // Exchange ghosts are in memory. `fused`: one rank's constant sweeps may run as fused
-  // passes (Backend::stencil_sweeps, the same bits); false: one sweep at a time.
+  // passes (Backend::stencil_sweeps, the same bits), and a distributed level's through deep
+  // halos (with_deep_smoothing; f's margins filled first: fill_margins); false: one sweep at a
+  // time.
   void smooth(T** cur, T** other, const T* f, const std::vector<double>& weights, int sweeps,
               bool reverse, BoundaryMode mode, bool fused = true) const;
   // smooth() (fused) as one pass that leaves *cur's values as they were (the iterate moves to
   // *other, then the pointers swap), measuring ||f - A x|| of the input x = *cur in it
-  // (Backend::stencil_sweeps_with_norm). Returns false, having done nothing, where the backend
-  // has no such pass for this grid, operator and sweep count.
+  // (Backend::stencil_sweeps_with_norm). Returns false, having done nothing to the fields,
+  // where the backend has no such pass for this grid, operator and sweep count. Deep smoothing:
+  // on the extended grid, the block's residual measured (f's margins filled first:
+  // fill_margins); collective, the same answer on every rank.
   bool smooth_measuring_residual(T** cur, T** other, const T* f, const std::vector<double>& weights,
                                  int sweeps, BoundaryMode mode, double* residual_norm) const;
   // ||f - A x|| over all cells (all ranks). `fused` and a constant operator without a split
@@ -166,9 +205,10 @@ class HelmholtzOperator {
   // restrict_average of residual()), on the coarser grid gc of `ratio`. `fused` and a
   // constant operator without a split exchange: r is never stored (Backend::stencil_restrict,
   // the same bits); otherwise it goes through `scratch`, a field of this grid.
+  // `exchanged` as for fill_for_interpolation.
   void residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
                          const std::array<int, 3>& ratio, T* scratch, BoundaryMode mode,
-                         bool fused = true) const;
+                         bool fused = true, bool exchanged = false) const;
 
   // The same operator on a coarser grid `space` (transfers between them: kernels/multigrid/):
   // the deck's faces lowered for its spacing (Deck: the same problem on the coarse grid, as
@@ -216,6 +256,8 @@ class HelmholtzOperator {
   // and stencil_region_with_boundary) instead of a ghost-fill pass.
   void sweep_exchanged(T* x, T* out, const T* f, const SweepForm<T>& form, BoundaryMode mode,
                        bool rules_in_sweep) const;
+  // faces(mode) with the Exchange faces closed (the deep smoothing's extended grid).
+  BoundaryFaces extended_faces(BoundaryMode mode) const;
 
   FieldSpace<T> space_{};
   BoundaryFaces deck_faces_{}, zero_faces_{}, interpolation_faces_{};
@@ -227,6 +269,7 @@ class HelmholtzOperator {
   SplitExchange<T> split_;
   CellRange core_;                // split_: the cells that read no Exchange ghost
   std::vector<CellRange> shell_;  // and the others
+  DeepSmoothing<T> deep_;
   OperatorArrays<T> arrays_;
 };
 

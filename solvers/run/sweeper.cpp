@@ -39,9 +39,11 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
   options.source = !terms_.empty();
   backend_ = make_backend<T>(cfg.backend, options);
 
+  // Multigrid smooths distributed levels in deep-halo passes inside the fields' margins.
+  margins_ = stream_margins(ctx.domain, cfg.multigrid.margin_depth());
   const std::size_t n = g_.padded_size();
-  u_ = backend_->allocate(n);
-  v_ = backend_->allocate(n);
+  u_ = allocate();
+  v_ = allocate();
   std::vector<T> host = initial_field();
   u_->copy_from_host(host.data());
   v_->copy_from_host(host.data());  // ghosts of both buffers start defined
@@ -53,13 +55,13 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
     separable_ = terms_.size() == 1;
     if (separable_) {
       // Stored from its separable form, which the backend may generate in its sweeps instead.
-      f_ = backend_->allocate(n);
+      f_ = allocate();
       form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, ctx.domain);
       fill_separable(host, form_, g_);
       f_->copy_from_host(host.data());
       backend_->describe_source(f_->data(), g_, &form_);
     } else if (!terms_.empty()) {
-      f_ = backend_->allocate(n);
+      f_ = allocate();
       fill_source(0, 0, 0);
     }
   } else {
@@ -82,7 +84,7 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
     bool flux = source_varies_;
     for (double v : vp.flux_source) flux = flux || v != 0.0;
     if (!terms_.empty() || flux) {
-      f_ = backend_->allocate(n);
+      f_ = allocate();
       fill_source(0, 0, 0);
     }
   }
@@ -270,7 +272,7 @@ void Sweeper<T>::fill_source(double t0, double t1, double w) {
 template <typename T>
 T* Sweeper<T>::source_or_zero() {
   if (!f_) {
-    f_ = backend_->allocate(g_.padded_size());
+    f_ = allocate();
     const std::vector<T> zero(g_.padded_size(), T(0));
     f_->copy_from_host(zero.data());
   }
@@ -345,7 +347,8 @@ void Sweeper<T>::global_sum_each(std::vector<double>& values) const {
 template <typename T>
 FieldSpace<T> Sweeper<T>::space() {
   if (ctx_.domain.size <= 1) return FieldSpace<T>(*backend_, g_);
-  return FieldSpace<T>(*backend_, g_, [this](double v) { return global_reduce(v, ReduceOp::Sum); });
+  return FieldSpace<T>(
+      *backend_, g_, [this](double v) { return global_reduce(v, ReduceOp::Sum); }, margins_);
 }
 
 template <typename T>

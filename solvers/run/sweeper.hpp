@@ -16,6 +16,7 @@
 #include "solvers/operator/field_space.hpp"
 #include "solvers/operator/helmholtz.hpp"
 #include "solvers/parallel/deep_halo.hpp"
+#include "solvers/parallel/margins.hpp"
 #include "solvers/solver.hpp"
 
 namespace heatsolve {
@@ -96,7 +97,10 @@ class Sweeper {
   // x -= mean of x over all ranks' cells, rounded in T from double (a singular problem's
   // solution of zero mean); through the host, for the few times a solve needs it.
   void remove_mean(Array<T>& x);
-  std::unique_ptr<Array<T>> allocate() const { return backend_->allocate(g_.padded_size()); }
+  // A field of the block (with the run's margins, solvers/parallel/margins.hpp).
+  std::unique_ptr<Array<T>> allocate() const {
+    return allocate_with_margins(*backend_, g_.padded_size(), margins_);
+  }
   // The deck's initial field on the block (padded, ghosts 0), as u started: a shape's values
   // at the cell centres, or the block of an `initial: {type: file}` dataset
   // (io/initial_field.hpp).
@@ -185,6 +189,7 @@ class Sweeper {
   GridDesc g_;
   std::unique_ptr<Backend<T>> backend_;
   std::unique_ptr<Array<T>> u_, v_, f_;
+  Margins margins_;  // around every field of the block (decomposed along the stream axis)
   BoundaryFaces faces_{};
   // The deck's source terms (tables kept) and the factor the kernels take them with: 1/(rho cp)
   // for heat, 1/k for Poisson on a uniform physical material, else 1.

@@ -990,6 +990,20 @@ void test_multigrid_equivalence() {
         CHECK(std::string(d.at("gathered_on")) == (root_solve ? "rank 0" : "every rank"),
               "{}: gathered levels solved on {}", label, std::string(d.at("gathered_on")));
       }
+      // Split along the stream axis alone into blocks at least as thick as the margins, a
+      // uniform material's finest level smooths through deep halos.
+      const int stream = cfg.dimensions == 3 ? 2 : 1;
+      bool stream_only = dec.procs()[stream] > 1;
+      for (int a = 0; a < cfg.dimensions; ++a) stream_only &= a == stream || dec.procs()[a] == 1;
+      const int thickness = stream == 2 ? ctx.domain.local.nz : ctx.domain.local.ny;
+      stream_only &= -reducer.max(-double(thickness)) >= cfg.multigrid.margin_depth();
+      if (r.multigrid.contains("decomposed") && stream_only && cfg.multigrid.fused &&
+          cfg.material.uniform()) {
+        const auto& finest = r.multigrid.at("decomposed").at("levels").at(0);
+        const long long passes = finest.at("deep_passes");
+        CHECK(passes > 0 && int(finest.at("deep_smoothing_depth")) == cfg.multigrid.margin_depth(),
+              "{}: the finest level smoothed {} times through deep halos", label, passes);
+      }
       const double cycles = double(r.multigrid.at("cycles"));
       CHECK(cfg.problem == ProblemType::Heat || r.converged, "{}: did not converge ({:.3e})", label,
             r.final_residual);

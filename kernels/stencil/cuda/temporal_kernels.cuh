@@ -216,11 +216,13 @@ __device__ __forceinline__ void temporal_substep(
 
 // Where a pass with NORM (temporal_kernel) leaves the squared residual of its input: the
 // residual's coefficients, and one partial sum per warp of the launch grid (block-major,
-// warps in y order), which the launcher sums in a fixed order.
+// warps in y order), which the launcher sums in a fixed order; the sum covers the stream
+// axis' planes [lo, hi) only (a deep-halo pass: the block inside its margins).
 template <typename T>
 struct PassNorm {
   StencilCoeffs<T> rc{};
   double* partials = nullptr;
+  int lo = 0, hi = 0;
 };
 
 // This warp's sum of acc into partials[(linear block) * BY + warp], by lane 0.
@@ -422,7 +424,8 @@ __global__ void __launch_bounds__(32 * BY)
         constexpr int FACES = decltype(faces)::value;
         if constexpr (NORM) {
           if (s == 1) {
-            const unsigned owned = p >= z0 && p < z1 ? stored : 0u;
+            const bool measured = p >= max(z0, norm.lo) && p < min(z1, norm.hi);
+            const unsigned owned = measured ? stored : 0u;
             temporal_substep<T, DIM, RY, VX, FACES, SOURCE, true>(
                 R, Ms[0], Cs[0], N, hlo, hhi, c.step[0], gr, F, xcol, yrow, nx, ny, p, ns, &norm.rc,
                 &norm_acc, owned);

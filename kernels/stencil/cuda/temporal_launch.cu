@@ -10,8 +10,8 @@
 #include "kernels/stencil/cuda/chunking.hpp"
 #include "kernels/stencil/cuda/stencil_launch.cuh"
 #include "kernels/stencil/cuda/temporal_kernels.cuh"
-#include "kernels/stencil/cuda/temporal_partial_kernels.cuh"
 #include "kernels/stencil/cuda/temporal_launch.cuh"
+#include "kernels/stencil/cuda/temporal_partial_kernels.cuh"
 
 namespace heatsolve::cuda {
 
@@ -39,6 +39,7 @@ struct TArgs {
   // and the workspace its partial sums and result go to; null otherwise.
   const StencilCoeffs<T>* rc = nullptr;
   ReductionWorkspace* ws = nullptr;
+  int norm_lo = 0, norm_hi = 0;  // the planes it measures
 };
 
 // Row I of kTemporalPolicies as a type: the launchers are templates on precision + policy.
@@ -120,7 +121,7 @@ void launch_one(const TArgs<T>& a) {
       resident_blocks_per_sm(reinterpret_cast<const void*>(with_norm), 32 * BY, smem);
       const std::size_t count = std::size_t(grid.x) * grid.y * grid.z * BY;
       a.ws->reserve(count * sizeof(double));
-      PassNorm<T> norm{*a.rc, static_cast<double*>(a.ws->partials(0))};
+      PassNorm<T> norm{*a.rc, static_cast<double*>(a.ws->partials(0)), a.norm_lo, a.norm_hi};
       with_norm<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
                                                         a.p0, a.p1, norm);
       CUDA_CHECK_LAUNCH();
@@ -216,8 +217,8 @@ void launch_pass(const TemporalShape& shape, const TArgs<T>& a) {
 template <typename T>
 double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                             const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
-                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws,
-                            cudaStream_t stream) {
+                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws, cudaStream_t stream,
+                            PlaneRange measured) {
   if (g.interior_size() == 0) return 0.0;
   if (!temporal_supported(g, bc))
     throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
@@ -227,6 +228,8 @@ double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, cons
              false, stream};
   a.rc = &rc;
   a.ws = &ws;
+  a.norm_lo = std::max(measured.lo, 0);
+  a.norm_hi = measured.hi < 0 ? a.p1 : std::min(measured.hi, a.p1);
   launch_pass<T>(shape, a);
   return detail::finish(stream, ws);
 }
@@ -269,7 +272,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
   template double launch_temporal_norm<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&, \
                                           const GridDesc&, const PassCoeffs<T>&,                   \
                                           const BoundaryFaces&, const StencilCoeffs<T>&,           \
-                                          ReductionWorkspace&, cudaStream_t);
+                                          ReductionWorkspace&, cudaStream_t, PlaneRange);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -51,7 +51,8 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
                      const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes = {});
 
-// The whole pass above that also returns the sum over the interior of stencil(u, f, rc)^2 in
+// The whole pass above that also returns the sum over the interior (the stream-axis planes
+// `measured` of it) of stencil(u, f, rc)^2 in
 // double (a residual of its input: each value the bits a residual sweep stores), measured in
 // its first sub-step, so that the input is read once for both; the per-warp partial sums
 // (in `ws`) are added in a fixed order. Synchronises the stream. Shapes for which
@@ -61,7 +62,7 @@ bool temporal_norm_compiled(const TemporalShape& shape, int dims);
 template <typename T>
 double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                             const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
-                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws,
-                            cudaStream_t stream);
+                            const StencilCoeffs<T>& rc, ReductionWorkspace& ws, cudaStream_t stream,
+                            PlaneRange measured = {});
 
 }  // namespace heatsolve::cuda

@@ -453,7 +453,7 @@ void check_sweeps() {
             other = b->data();
             double sum = -1;
             const bool fused = dev->stencil_sweeps_with_norm(&cur, &other, fp, g, cs.data(), n,
-                                                             bc.faces, rc, &sum);
+                                                             bc.faces, rc, &sum, 0, -1);
             bool has_pass = std::is_same_v<T, double> && dims == 3 && n >= 2 && n <= 4;
             for (int face = 0; face < 2 * dims; ++face)
               has_pass = has_pass && bc.faces[face].type != BoundaryType::Periodic;
