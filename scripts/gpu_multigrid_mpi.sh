@@ -19,7 +19,7 @@
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
-# these gtests last).
+# these gtests last), SKIP_EXTRAS=1 (the main cases only).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -88,6 +88,7 @@ stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, 2 GPUs strong, 2 GPUs weak"
 run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_strong_2 2 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_weak_2 2 "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
+if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
 stamp "extras: 1 GPU with eager module loading; strong multigrid without overlap; agglomerate_below 128^3 and 32^3"
 RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_1_eager 1 1 "${POISSON[@]}" "${STRONG[@]}"
 run multigrid_strong_2_no_overlap 2 1 "${POISSON[@]}" "${STRONG[@]}" --set execution.overlap=false
@@ -95,6 +96,7 @@ run multigrid_strong_2_below_128 2 1 "${POISSON[@]}" "${STRONG[@]}" \
   --set solver.multigrid.agglomerate_below=2097152
 run multigrid_strong_2_below_32 2 1 "${POISSON[@]}" "${STRONG[@]}" \
   --set solver.multigrid.agglomerate_below=32768
+fi
 
 stamp "table"
 python3 - "$WORK" "$N" "$OUT" <<'PY'

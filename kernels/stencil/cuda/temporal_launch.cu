@@ -3,6 +3,7 @@
 // (kernels/cuda/compiled_choice.cuh).
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/compiled_choice.cuh"
@@ -193,6 +194,36 @@ TemporalShape temporal_default_shape(int dims, int k) {
                      std::to_string(dims) + "D");
 }
 
+namespace {
+
+template <typename T, std::size_t I>
+void load_norm_row() {
+  if constexpr (has_norm_instance(I, int(sizeof(T)))) {
+    using P = PolicyRow<I>;
+    constexpr int DIM = P::dims, K = P::shape.k, BY = P::shape.by, RY = P::shape.ry,
+                  VX = P::shape.vx;
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(
+        cudaFuncGetAttributes(&attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceNone, true>));
+    CUDA_CHECK(
+        cudaFuncGetAttributes(&attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceStaged, true>));
+    CUDA_CHECK(cudaFuncGetAttributes(
+        &attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceGenerated, true>));
+  }
+}
+
+template <typename T, std::size_t... I>
+void load_norm_rows(std::index_sequence<I...>) {
+  (load_norm_row<T, I>(), ...);
+}
+
+}  // namespace
+
+template <typename T>
+void load_temporal_norm_kernels() {
+  load_norm_rows<T>(std::make_index_sequence<kTemporalPolicyCount>{});
+}
+
 template <typename T>
 bool temporal_norm_compiled(const TemporalShape& shape, int dims) {
   for (std::size_t i = 0; i < kTemporalPolicyCount; ++i)
@@ -269,6 +300,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
                                    const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&,    \
                                    cudaStream_t, PlaneRange);                                      \
   template bool temporal_norm_compiled<T>(const TemporalShape&, int);                              \
+  template void load_temporal_norm_kernels<T>();                                                   \
   template double launch_temporal_norm<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&, \
                                           const GridDesc&, const PassCoeffs<T>&,                   \
                                           const BoundaryFaces&, const StencilCoeffs<T>&,           \

@@ -59,6 +59,10 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
 // temporal_norm_compiled() is true (3D rings defaults, k <= 4); BackendError otherwise.
 template <typename T>
 bool temporal_norm_compiled(const TemporalShape& shape, int dims);
+// Loads the instances of launch_temporal_norm (lazy module loading loads a kernel at its first
+// launch otherwise: inside a solve's first cycle).
+template <typename T>
+void load_temporal_norm_kernels();
 template <typename T>
 double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                             const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
