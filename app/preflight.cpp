@@ -100,12 +100,22 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
   local.nx = int(std::ceil(double(cfg.cells[0]) / p[0]));
   local.ny = int(std::ceil(double(cfg.cells[1]) / p[1]));
   if (cfg.dimensions == 3) local.nz = int(std::ceil(double(cfg.cells[2]) / p[2]));
+  // Split along the stream axis alone, every field carries the deep-smoothing margins
+  // (solvers/parallel/margins.hpp): at most margin_depth() planes on each side.
+  const int stream = cfg.dimensions == 3 ? 2 : 1;
+  bool stream_only = p[stream] > 1;
+  for (int d = 0; d < cfg.dimensions; ++d) stream_only = stream_only && (d == stream || p[d] == 1);
+  const int depth = cfg.multigrid.margin_depth();
+  const int thickness = stream == 2 ? local.nz : local.ny;
+  const double plane = padded / double(thickness + 2);
+  const double stored =
+      (padded + (stream_only && thickness >= depth ? 2.0 * depth * plane : 0.0)) * value;
   const Footprint fp = run_footprint(cfg, local, ranks > 1);
   const double fields = fp.fields;
   const std::string& what = fp.what;
   const double gram = fp.host_bytes;
   const std::string field_text =
-      fmt::format("{:.4g} fields of {} ({})", fields, format_bytes(field), what);
+      fmt::format("{:.4g} fields of {} ({})", fields, format_bytes(stored), what);
   // Host staging: the initial/source fill and output copy (padded) plus the interior copy.
   const double staging = field + interior * value;
   const double gather = hdf5_gathers(cfg, ranks)
@@ -117,14 +127,14 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
   if (gram > 0) host += fmt::format(" + solver {}", format_bytes(gram));
   if (gather > 0) host += fmt::format(" + HDF5 gather buffer {} on rank 0", format_bytes(gather));
   if (on_device) {
-    e.device_bytes = fields * field + fp.device_bytes;
+    e.device_bytes = fields * stored + fp.device_bytes;
     e.device_detail = field_text;
     if (fp.device_bytes > 0)
       e.device_detail += fmt::format(" + {} ({})", format_bytes(fp.device_bytes), fp.device_what);
     e.host_bytes = staging + gram + gather;
     e.host_detail = host;
   } else {
-    e.host_bytes = fields * field + staging + gram + gather;
+    e.host_bytes = fields * stored + staging + gram + gather;
     e.host_detail = field_text + " + " + host;
   }
   return e;

@@ -63,8 +63,7 @@ class Multigrid : public Preconditioner<T> {
   // cycle(u, f). A caller that stops instead keeps u, the pass wasted. begin_cycle returns
   // false, with nothing begun, where the pass cannot (unfused hierarchies, decomposed ones
   // without deep smoothing, variable coefficients, sweep counts that are not one pass of the
-  // backend). Any other
-  // call on the hierarchy forgets a begun cycle.
+  // backend). Any other call on the hierarchy forgets a begun cycle.
   bool begin_cycle(T* u, const T* f, double* residual_norm);
   bool begun(const T* u, const T* f) const {
     return pending_.u && pending_.u == u && pending_.f == f;

@@ -57,7 +57,6 @@ class FieldSpace {
   std::unique_ptr<Array<T>> allocate() const {
     return allocate_with_margins(*backend_, g_.padded_size(), margins_);
   }
-  const Margins& margins() const { return margins_; }
 
  private:
   Backend<T>* backend_ = nullptr;

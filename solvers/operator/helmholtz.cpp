@@ -348,6 +348,18 @@ BoundaryFaces HelmholtzOperator<T>::extended_faces(BoundaryMode mode) const {
 }
 
 template <typename T>
+template <typename Pass>
+bool HelmholtzOperator<T>::on_extended(T** cur, T** other, const T* f, Pass&& pass) const {
+  const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
+  T* a = *cur - o;
+  T* b = *other - o;
+  if (!pass(&a, &b, f ? f - o : nullptr)) return false;
+  *cur = a + o;
+  *other = b + o;
+  return true;
+}
+
+template <typename T>
 bool HelmholtzOperator<T>::fill_margins(const T* x) const {
   if (!deep_ || is_variable() || !margins_of(x).covers(deep_.margins)) return false;
   // The memory around the field, not its values.
@@ -362,13 +374,10 @@ void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
   if (fused && smooths_deep(*cur, *other, f, sweeps)) {
     deep_.fill(*cur);
     const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
-    const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
-    T* a = *cur - o;
-    T* b = *other - o;
-    backend().stencil_sweeps(&a, &b, f ? f - o : nullptr, deep_.extended, c.data(), sweeps,
-                             extended_faces(mode));
-    *cur = a + o;
-    *other = b + o;
+    on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
+      backend().stencil_sweeps(a, b, fe, deep_.extended, c.data(), sweeps, extended_faces(mode));
+      return true;
+    });
     return;
   }
   if (!exchange_ && !is_variable()) {
@@ -403,22 +412,19 @@ bool HelmholtzOperator<T>::smooth_measuring_residual(T** cur, T** other, const T
     // wrote the other buffer only).
     deep_.fill(*cur);
     const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);
-    const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
     const GridDesc& g = grid();
     const std::size_t plane = std::size_t(g.dims == 3 ? g.stride_z() : g.stride_y());
     const int lo = int(deep_.margins.before / plane), n = g.dims == 3 ? g.nz : g.ny;
-    T* a = *cur - o;
-    T* b = *other - o;
-    double sum = 0;
-    const bool measured = backend().stencil_sweeps_with_norm(
-        &a, &b, f ? f - o : nullptr, deep_.extended, c.data(), sweeps, extended_faces(mode),
-        residual_form().c, &sum, lo, lo + n);
-    const double total = space_.sum_over_ranks(measured ? sum : -INFINITY);
-    if (!(total >= 0)) return false;
-    *cur = a + o;
-    *other = b + o;
-    *residual_norm = std::sqrt(total);
-    return true;
+    return on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
+      double sum = 0;
+      const bool measured = backend().stencil_sweeps_with_norm(a, b, fe, deep_.extended, c.data(),
+                                                               sweeps, extended_faces(mode),
+                                                               residual_form().c, &sum, lo, lo + n);
+      const double total = space_.sum_over_ranks(measured ? sum : -INFINITY);
+      if (!(total >= 0)) return false;
+      *residual_norm = std::sqrt(total);
+      return true;
+    });
   }
   if (exchange_ || is_variable() || split_ || sweeps < 1) return false;
   const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);

@@ -258,6 +258,10 @@ class HelmholtzOperator {
                        bool rules_in_sweep) const;
   // faces(mode) with the Exchange faces closed (the deep smoothing's extended grid).
   BoundaryFaces extended_faces(BoundaryMode mode) const;
+  // pass(&a, &b, fe) on the extended arrays of the block fields *cur, *other and f (fe null
+  // when f is); where it returns true, *cur and *other take its swaps back to the block.
+  template <typename Pass>
+  bool on_extended(T** cur, T** other, const T* f, Pass&& pass) const;
 
   FieldSpace<T> space_{};
   BoundaryFaces deck_faces_{}, zero_faces_{}, interpolation_faces_{};
