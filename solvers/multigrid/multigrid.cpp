@@ -438,15 +438,22 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
 
 template <typename T>
 bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse,
-                          BoundaryMode m) {
-  if (sweeps <= 0) return false;
+                          BoundaryMode m, bool fill_source) {
   const HelmholtzOperator<T>& op = levels_[l].op;
-  const bool deep = settings_.fused && op.smooths_deep(*cur, *other, f, sweeps);
+  const auto deep_with = [&](int n) {
+    return n > 0 && settings_.fused && op.smooths_deep(*cur, *other, f, n);
+  };
+  const bool deep = deep_with(sweeps);
+  // f's margins serve the visit's post-smoothing too, even without pre-smoothing sweeps.
+  const bool fill = fill_source && f && deep_with(std::max(sweeps, settings_.post_sweeps));
+  if (sweeps <= 0 && !fill) return false;
   double slot = 0;
   {
     PhaseTimer<T> t(op.backend(), slot, timed_);
+    if (fill) op.fill_margins(f);
     if (deep) ++timing_.deep_passes[l];
-    op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
+    if (sweeps > 0)
+      op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
   }
   timing_.smooth += slot;
   timing_.per_level[l] += slot;
@@ -578,20 +585,9 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   }
   T* cur = x;
   T* other = levels_[l].tmp->data();
-  bool exchanged = false;
-  if (l > 0 || smooth_finest_) {
-    // Deep smoothing reads f in its margins: filled once for both smoothings.
-    if (f && settings_.fused && levels_[l].op.deep_smoothing()) {
-      double slot = 0;
-      {
-        PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
-        levels_[l].op.fill_margins(f);
-      }
-      timing_.smooth += slot;
-      timing_.per_level[l] += slot;
-    }
-    exchanged = smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m);
-  }
+  // Deep smoothing reads f in its margins: filled before the pre-smoothing, for both.
+  const bool exchanged =
+      (l > 0 || smooth_finest_) && smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m, true);
   return correct_and_smooth(l, x, f, type, m, cur, other, exchanged);
 }
 
@@ -604,24 +600,29 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   const bool smoothed = l > 0 || smooth_finest_;
   Level& lv = levels_[l];
   Backend<T>& backend = lv.op.backend();
-  if (agg_ && l == last_distributed()) {
-    level_residual(l, cur, f, lv.r->data(), m);
-    agglomerated_correction(l, cur, type);
-  } else {
-    Level& lc = levels_[l + 1];
+  Level& lc = levels_[l + 1];
+  {
+    // The residual restricted into the next level's f (stored in lv.r only where the sweep
+    // cannot be fused; into the gathered level's block at the last distributed level, or copied
+    // there where its blocks do not halve), and the correction zeroed, in one timed phase.
+    double slot = 0;
     {
-      // The residual restricted (stored in lv.r only where the sweep cannot be fused).
-      double slot = 0;
-      {
-        PhaseTimer<T> t(backend, slot, timed_);
+      PhaseTimer<T> t(backend, slot, timed_);
+      if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
+        lv.op.residual(cur, f, lv.r->data(), mode(l, m));
+        backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
+      } else {
         lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(),
                                 mode(l, m), settings_.fused, exchanged);
       }
-      timing_.smooth += slot;
-      timing_.per_level[l] += slot;
-      PhaseTimer<T> t(backend, timing_.transfer, timed_);
-      lc.op.space().zero(lc.u->data());
+      if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
     }
+    timing_.smooth += slot;
+    timing_.per_level[l] += slot;
+  }
+  if (agg_ && l == last_distributed()) {
+    agglomerated_correction(l, cur, type);
+  } else {
     const BoundaryMode coarse = BoundaryMode::Homogeneous;
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
     const bool coarse_exchanged =
@@ -638,19 +639,15 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   return exchanged;
 }
 
-// The last distributed level l: the residual restricted on each rank's block, gathered, and
-// corrected by the gathered hierarchy: on every rank, which then takes its block of the
-// correction with one ghost layer (device to device), or on rank 0, which scatters it; then
+// The last distributed level l, its residual restricted into lc.f on each rank's block: that
+// gathered, and corrected by the gathered hierarchy: on every rank, which then takes its block of
+// the correction with one ghost layer (device to device), or on rank 0, which scatters it; then
 // prolongated on each rank.
 template <typename T>
 void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   Level& lv = levels_[l];
   Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
-  {
-    PhaseTimer<T> t(backend, timing_.transfer, timed_);
-    backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
-  }
   {
     PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
     lc.f->copy_to_host(stage_local_.data());

@@ -128,8 +128,10 @@ class Multigrid : public Preconditioner<T> {
   }
   // Returns whether the iterate's Exchange ghosts hold the neighbours' values after it (a deep
   // smoothing short of its margins: the residual and interpolation that follow skip their
-  // exchange).
-  bool smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m);
+  // exchange). `fill_source` (a visit's first smoothing): where the level smooths deep, f's
+  // margins are filled first, for this smoothing and the post-smoothing.
+  bool smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m,
+              bool fill_source = false);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
