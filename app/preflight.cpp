@@ -14,6 +14,8 @@
 #include "app/mpi_session.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device.hpp"
+#include "solvers/parallel/decomposition.hpp"
+#include "solvers/parallel/margins.hpp"
 #include "solvers/registry.hpp"
 #ifdef HEATSOLVE_HAVE_MPI
 #include <mpi.h>
@@ -101,15 +103,16 @@ MemoryEstimate estimate_memory(const Config& cfg, int ranks, bool on_device) {
   local.ny = int(std::ceil(double(cfg.cells[1]) / p[1]));
   if (cfg.dimensions == 3) local.nz = int(std::ceil(double(cfg.cells[2]) / p[2]));
   // Split along the stream axis alone, every field carries the deep-smoothing margins
-  // (solvers/parallel/margins.hpp): at most margin_depth() planes on each side.
+  // (solvers/parallel/margins.hpp): those of a rank with neighbours on both sides where there
+  // is one, the most a rank holds.
+  std::array<int, 3> coords{0, 0, 0};
   const int stream = cfg.dimensions == 3 ? 2 : 1;
-  bool stream_only = p[stream] > 1;
-  for (int d = 0; d < cfg.dimensions; ++d) stream_only = stream_only && (d == stream || p[d] == 1);
-  const int depth = cfg.multigrid.margin_depth();
-  const int thickness = stream == 2 ? local.nz : local.ny;
-  const double plane = padded / double(thickness + 2);
-  const double stored =
-      (padded + (stream_only && thickness >= depth ? 2.0 * depth * plane : 0.0)) * value;
+  coords[stream] = std::min(1, p[stream] - 1);
+  const Margins margins = ranks > 1
+                              ? stream_margins(block_domain(cfg.grid(), cfg.boundary, p, coords, 0),
+                                               cfg.multigrid.margin_depth())
+                              : Margins{};
+  const double stored = (padded + double(margins.before + margins.after)) * value;
   const Footprint fp = run_footprint(cfg, local, ranks > 1);
   const double fields = fp.fields;
   const std::string& what = fp.what;

@@ -11,7 +11,8 @@
 // grid (its operator exchanges halos and its space sums over ranks); coarse levels then stay
 // distributed the same way while they are large and their blocks halve, and the first level
 // past that is gathered and solved with everything coarser on every rank, or on rank 0
-// (solvers/multigrid/agglomeration.hpp). Each level's arithmetic is the serial cycle's.
+// (solvers/multigrid/agglomeration.hpp; that part of the cycle: distributed.cpp). Each level's
+// arithmetic is the serial cycle's.
 #pragma once
 
 #include <array>

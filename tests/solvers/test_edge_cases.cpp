@@ -357,10 +357,15 @@ TEST(EdgePreflight, EstimateCountsFieldsAndStaging) {
   cfg.precision = Precision::Double;
   cfg.formats.clear();
   EXPECT_DOUBLE_EQ(estimate_memory(cfg, 8, false).host_bytes, 5 * 216 * 8 + 64 * 8);
-  // Two ranks along z: 8x8x4 blocks, padded 10x10x6, and every field with margins 4 planes
-  // deep on each side (multigrid's deep smoothing, solvers/parallel/margins.hpp): 14 planes.
+  // Three ranks along z of 8x8x12: 8x8x4 blocks, padded 10x10x6, and every field with
+  // margins 4 planes deep on each side of the middle block (multigrid's deep smoothing,
+  // solvers/parallel/margins.hpp): 14 planes. Two ranks along z of 8^3: one side each.
+  cfg.cells = {8, 8, 12};
+  cfg.decomposition = {1, 1, 3};
+  EXPECT_DOUBLE_EQ(estimate_memory(cfg, 3, false).host_bytes, 4 * 1400 * 8 + 600 * 8 + 256 * 8);
+  cfg.cells = {8, 8, 8};
   cfg.decomposition = {1, 1, 2};
-  EXPECT_DOUBLE_EQ(estimate_memory(cfg, 2, false).host_bytes, 4 * 1400 * 8 + 600 * 8 + 256 * 8);
+  EXPECT_DOUBLE_EQ(estimate_memory(cfg, 2, false).host_bytes, 4 * 1000 * 8 + 600 * 8 + 256 * 8);
 }
 
 // Each solver's own fields come from the registry (solvers/registry.hpp): the multigrid

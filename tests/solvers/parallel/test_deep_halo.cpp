@@ -1,5 +1,5 @@
-// Deep-halo geometry (solvers/parallel/deep_halo.hpp) without MPI: margins, the boxes that travel, and
-// the copies between a block and its extended grid. The exchange itself and the bitwise
+// Deep-halo geometry (solvers/parallel/deep_halo.hpp) without MPI: margins, the boxes that travel,
+// and the copies between a block and its extended grid. The exchange itself and the bitwise
 // equality of fused decomposed runs with serial ones are in tests/mpi.
 #include <gtest/gtest.h>
 
@@ -10,22 +10,13 @@
 #include "kernels/cpu/cpu_backend.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/deep_halo.hpp"
+#include "tests/solvers/parallel/block_grids.hpp"
 
 namespace heatsolve {
 namespace {
 
-GridDesc grid3(int nx, int ny, int nz) {
-  GridDesc g;
-  g.dims = 3;
-  g.nx = nx, g.ny = ny, g.nz = nz;
-  return g;
-}
-
-BoundaryFaces dirichlet() {
-  BoundaryFaces f{};
-  for (FaceBC& b : f) b = FaceBC{BoundaryType::Dirichlet, 0.0};
-  return f;
-}
+using test_grids::dirichlet;
+using test_grids::grid3;
 
 // In global cell coordinates: a range of `geo`'s extended grid.
 CellRange to_global(const DeepHaloGeometry& geo, CellRange r) {

@@ -14,21 +14,15 @@
 #include "solvers/operator/helmholtz.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/margins.hpp"
+#include "tests/solvers/parallel/block_grids.hpp"
 
 namespace heatsolve {
 namespace {
 
-GridDesc grid3(int nx, int ny, int nz) {
-  GridDesc g;
-  g.dims = 3;
-  g.nx = nx, g.ny = ny, g.nz = nz;
-  g.hx = 1.0 / nx, g.hy = 1.0 / ny, g.hz = 1.0 / nz;
-  return g;
-}
+using test_grids::grid3;
 
 BoundaryFaces faces() {
-  BoundaryFaces f{};
-  for (FaceBC& b : f) b = FaceBC{BoundaryType::Dirichlet, 0.0};
+  BoundaryFaces f = test_grids::dirichlet();
   f[1] = FaceBC{BoundaryType::Neumann, 0.0};
   f[4] = FaceBC{BoundaryType::Dirichlet, 1.0};
   f[5] = FaceBC{BoundaryType::Neumann, 0.0};

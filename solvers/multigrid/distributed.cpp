@@ -1,0 +1,219 @@
+// A decomposed hierarchy's own parts (solvers/multigrid/multigrid.hpp): its distributed
+// levels' deep smoothing and split exchanges, their timed exchanges, the gathered level's
+// correction and the report of where each level ran.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <numeric>
+
+#include "solvers/multigrid/multigrid.hpp"
+#include "solvers/multigrid/phase_timer.hpp"
+
+namespace heatsolve {
+
+using multigrid_detail::Clock;
+using multigrid_detail::kUntimedMaxCells;
+using multigrid_detail::PhaseTimer;
+
+// Distributed levels whose blocks carry margins (Agglomeration::deep) smooth through deep
+// halos: a pass of up to margin_depth() sweeps after one exchange, where each sweep took one.
+// Levels too small for the backend to fuse gain too: their sweeps run one after another on
+// the extended grid without exchanges between them.
+template <typename T>
+void Multigrid<T>::attach_deep_smoothing() {
+  Backend<T>& backend = levels_[0].op.backend();
+  for (int l = 0; l <= last_distributed(); ++l) {
+    if (std::size_t(l) >= agg_->deep.size() || !agg_->deep[std::size_t(l)] ||
+        levels_[std::size_t(l)].op.is_variable())
+      continue;
+    DeepHaloExchanger<T>* ex = agg_->deep[std::size_t(l)].get();
+    DeepSmoothing<T> deep;
+    deep.extended = ex->geometry().extended;
+    deep.depth = ex->geometry().depth;
+    stream_margins(ex->geometry(), &deep.margins);
+    const std::ptrdiff_t before = std::ptrdiff_t(deep.margins.before);
+    deep.fill = [this, l, ex, before, &backend](T* x) {
+      const auto t0 = Clock::now();
+      ex->exchange(backend, x - before);
+      timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++timing_.exchanges[l];
+    };
+    levels_[l].op = levels_[l].op.with_deep_smoothing(std::move(deep));
+    // Sweeps that the backend does not fuse run on the extended grid (small levels: untimed).
+    if (l > 0 && agg_->levels[std::size_t(l) - 1].domain.global.interior_size() <= kUntimedMaxCells)
+      backend.prepare_untimed(ex->geometry().extended);
+  }
+}
+
+// execution.overlap on a decomposed hierarchy: a sweep split into core and shell around its
+// halo exchange pays only where the exchange is slow, i.e. through host memory (staged, or the
+// CPU backend's host transport). Device to device (CUDA IPC, CUDA-aware MPI) a level's
+// exchange takes tens of microseconds, less than the split costs: the core and shell slabs
+// sweep slower than the whole block, and a split residual cannot be restricted or measured in
+// the sweep's pass (docs/performance.md, "Multigrid across GPUs"). The finest level's
+// transport is the first coarse level's (the same neighbours and halo mode).
+template <typename T>
+void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>& fine) {
+  if (!agg_->overlap) return;
+  split_ = agg_->levels.empty() || !agg_->levels[0].exchanger->device_to_device();
+  if (!split_) return;
+  Backend<T>& backend = fine.backend();
+  if (fine.split_exchange())
+    levels_[0].op = levels_[0].op.with_split_exchange(timed_split(0, fine.split_exchange()));
+  for (std::size_t i = 0; i < agg_->levels.size(); ++i) {
+    HaloExchanger<T>* ex = agg_->levels[i].exchanger.get();
+    SplitExchange<T> split;
+    split.begin = [ex, &backend](T* x) { ex->begin(backend, x); };
+    split.send = [ex, &backend] { ex->send(backend); };
+    split.finish = [ex, &backend](T* x) { ex->finish(backend, x); };
+    Level& lv = levels_[i + 1];
+    lv.op = lv.op.with_split_exchange(timed_split(int(i) + 1, std::move(split)));
+  }
+}
+
+template <typename T>
+nlohmann::json Multigrid<T>::decomposition_report() const {
+  if (!agg_) return nullptr;
+  const auto name = [](const GridDesc& g) {
+    return g.dims == 3 ? fmt::format("{}x{}x{}", g.nx, g.ny, g.nz)
+                       : fmt::format("{}x{}", g.nx, g.ny);
+  };
+  nlohmann::json levels = nlohmann::json::array();
+  for (int l = 0; l <= last_distributed(); ++l) {
+    nlohmann::json j{{"level", l},
+                     {"placement", "distributed"},
+                     {"block", name(grid(l))},
+                     {"seconds", timing_.per_level[l]},
+                     {"exchange_seconds", timing_.exchange[l]},
+                     {"exchanges", timing_.exchanges[l]},
+                     {"deep_smoothing_depth", levels_[l].op.deep_smoothing().depth},
+                     {"deep_passes", timing_.deep_passes[l]}};
+    if (l > 0) j["grid"] = name(agg_->levels[std::size_t(l) - 1].domain.global);
+    levels.push_back(j);
+  }
+  if (coarse_) {
+    const Timing& c = coarse_->timing();
+    for (int l = 0; l < coarse_->levels(); ++l)
+      levels.push_back({{"level", last_distributed() + (coarse_->smooth_finest_ ? 1 : 0) + l},
+                        {"placement", agg_->redundant ? "every rank" : "rank 0"},
+                        {"grid", name(coarse_->grid(l))},
+                        {"seconds", c.per_level[l]}});
+  }
+  return {
+      {"distributed_levels", last_distributed() + 1},
+      {"gathered_level", name(agg_->global_coarse)},
+      {"gathered_on", agg_->redundant ? "every rank" : "rank 0"},
+      {"agglomerate_below", settings_.agglomerate_below},
+      {"agglomeration_seconds", timing_.agglomeration},
+      {"overlap", split_},
+      {"setup_tuning_seconds", timing_.setup_tuning},
+      {"setup_halo_seconds", timing_.setup_halos},
+      {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},
+      {"levels", levels}};
+}
+
+// The last distributed level l, its residual restricted into lc.f on each rank's block: that
+// gathered, and corrected by the gathered hierarchy: on every rank, which then takes its block of
+// the correction with one ghost layer (device to device), or on rank 0, which scatters it; then
+// prolongated on each rank.
+template <typename T>
+void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
+  Level& lv = levels_[l];
+  Level& lc = levels_[l + 1];
+  Backend<T>& backend = lv.op.backend();
+  {
+    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
+    lc.f->copy_to_host(stage_local_.data());
+    agg_->gather(stage_local_, stage_global_);
+  }
+  if (agg_->root) {
+    PhaseTimer<T> t(backend, timing_.coarse, timed_);
+    const HelmholtzOperator<T>& global = coarse_->fine_operator();
+    agg_rhs_->copy_from_host(stage_global_.data());
+    global.space().zero(agg_corr_->data());
+    const BoundaryMode zero = BoundaryMode::Homogeneous;
+    if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
+      coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
+    } else {  // the next coarser level: as visit() corrects from the next level
+      if (type == MultigridCycle::F)
+        coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
+      coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), MultigridCycle::V, zero);
+    }
+    global.fill_for_interpolation(agg_corr_->data());
+    if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());
+  }
+  {
+    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
+    if (agg_->redundant) {
+      const GridDesc& gg = agg_->global_coarse;
+      const GridDesc& lg = grid(l + 1);
+      const bool d3 = gg.dims == 3;
+      const std::array<int, 3>& o = agg_->block.offset;
+      const std::array<int, 3> e{lg.nx + 2, lg.ny + 2, d3 ? lg.nz + 2 : 1};
+      backend.copy_box(lc.u->data() + lg.index(-1, -1, d3 ? -1 : 0), lg.stride_y(), lg.stride_z(),
+                       agg_corr_->data() + gg.index(o[0] - 1, o[1] - 1, d3 ? o[2] - 1 : 0),
+                       gg.stride_y(), gg.stride_z(), e);
+    } else {
+      agg_->scatter(stage_global_, stage_local_);
+      lc.u->copy_from_host(stage_local_.data());
+    }
+  }
+  PhaseTimer<T> t(backend, timing_.transfer, timed_);
+  backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
+}
+
+template <typename T>
+SplitExchange<T> Multigrid<T>::timed_split(int l, SplitExchange<T> inner) {
+  auto in = std::make_shared<SplitExchange<T>>(std::move(inner));
+  const auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  SplitExchange<T> s;
+  s.begin = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->begin(x);
+    timing_.exchange[l] += since(t0);
+  };
+  s.send = [this, l, in, since] {
+    const auto t0 = Clock::now();
+    in->send();
+    timing_.exchange[l] += since(t0);
+  };
+  s.finish = [this, l, in, since](T* x) {
+    const auto t0 = Clock::now();
+    in->finish(x);
+    timing_.exchange[l] += since(t0);
+    ++timing_.exchanges[l];
+  };
+  return s;
+}
+
+// Fills the Exchange ghosts of x on level l. Timed on the host: the time includes waiting
+// for the work queued before the packing (no device synchronisation of its own, which would
+// idle the device once more per exchange).
+template <typename T>
+void Multigrid<T>::exchange(int l, T* x) {
+  Backend<T>& backend = levels_[l].op.backend();
+  const auto t0 = Clock::now();
+  if (l == 0)
+    fine_exchange_(x);
+  else
+    agg_->levels[std::size_t(l) - 1].exchanger->exchange(backend, x);
+  timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++timing_.exchanges[l];
+}
+
+template void Multigrid<float>::attach_deep_smoothing();
+template void Multigrid<float>::attach_split_exchanges(const HelmholtzOperator<float>&);
+template nlohmann::json Multigrid<float>::decomposition_report() const;
+template void Multigrid<float>::agglomerated_correction(int, float*, MultigridCycle);
+template SplitExchange<float> Multigrid<float>::timed_split(int, SplitExchange<float>);
+template void Multigrid<float>::exchange(int, float*);
+template void Multigrid<double>::attach_deep_smoothing();
+template void Multigrid<double>::attach_split_exchanges(const HelmholtzOperator<double>&);
+template nlohmann::json Multigrid<double>::decomposition_report() const;
+template void Multigrid<double>::agglomerated_correction(int, double*, MultigridCycle);
+template SplitExchange<double> Multigrid<double>::timed_split(int, SplitExchange<double>);
+template void Multigrid<double>::exchange(int, double*);
+
+}  // namespace heatsolve
