@@ -217,8 +217,9 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
   void send(Backend<T>& backend) override { inner_->send(backend); }
   void finish(Backend<T>& backend, T* u) override { inner_->finish(backend, u); }
   std::string transport() const override { return inner_->transport(); }
-  std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override {
-    return inner_->make_deep(depth);
+  std::unique_ptr<DeepHaloExchanger<T>> make_deep(
+      int depth, ExchangeOrdering ordering = ExchangeOrdering::Host) const override {
+    return inner_->make_deep(depth, ordering);
   }
 
  private:

@@ -22,6 +22,10 @@
 
 namespace heatsolve {
 
+namespace device {
+class IpcEvent;  // kernels/device.hpp
+}
+
 enum class ReduceOp { Sum, SumSquares, MaxAbs };
 
 // A box of interior cells, [lo, hi) per axis (in 2D the z range is [0, 1)). Used to compute
@@ -329,6 +333,18 @@ class Backend {
   // was queued behind it runs. One mark at a time. Default: work is synchronous.
   virtual void mark() {}
   virtual void wait_mark() {}
+  // Work ordered across processes without the host (CUDA IPC halos): record_event marks the
+  // lane's queued work with `e`; wait_event orders the lane's next work after the latest
+  // record of `e`, this process's or, for an event opened from a neighbour's handle, the
+  // neighbour's. Device backends only (host memory never goes through CUDA IPC).
+  virtual void record_event(const device::IpcEvent& e, Lane lane = Lane::Main) {
+    (void)e, (void)lane;
+    throw BackendError("record_event() is not implemented by backend " + name());
+  }
+  virtual void wait_event(const device::IpcEvent& e, Lane lane = Lane::Main) {
+    (void)e, (void)lane;
+    throw BackendError("wait_event() is not implemented by backend " + name());
+  }
 
   // Copies n values from src to dst, in order with the lane's other work (asynchronous on
   // a device backend). dst may be memory of another device mapped into this process (CUDA

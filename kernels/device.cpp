@@ -96,6 +96,38 @@ bool ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept {
   return ok(cudaMemcpy(value, buffer, sizeof *value, cudaMemcpyDefault));
 }
 
+static_assert(sizeof(IpcEventHandle) == sizeof(cudaIpcEventHandle_t), "IPC event handle size");
+
+IpcEvent IpcEvent::create(IpcEventHandle* handle) noexcept {
+  cudaEvent_t e = nullptr;
+  if (!ok(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventInterprocess))) return {};
+  IpcEvent event(e);
+  cudaIpcEventHandle_t h;
+  if (!ok(cudaIpcGetEventHandle(&h, e))) return {};
+  std::memcpy(handle->bytes, &h, sizeof h);
+  return event;
+}
+
+IpcEvent IpcEvent::open(const IpcEventHandle& handle) noexcept {
+  cudaIpcEventHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof h);
+  cudaEvent_t e = nullptr;
+  return ok(cudaIpcOpenEventHandle(&e, h)) ? IpcEvent(e) : IpcEvent();
+}
+
+IpcEvent::~IpcEvent() {
+  if (e_) ok(cudaEventDestroy(static_cast<cudaEvent_t>(e_)));
+}
+
+IpcEvent& IpcEvent::operator=(IpcEvent&& o) noexcept {
+  if (this != &o) {
+    if (e_) ok(cudaEventDestroy(static_cast<cudaEvent_t>(e_)));
+    e_ = o.e_;
+    o.e_ = nullptr;
+  }
+  return *this;
+}
+
 }  // namespace device
 
 #else  // !HEATSOLVE_HAVE_CUDA: no device; nothing can be pinned, exported or mapped.
@@ -126,6 +158,18 @@ bool ipc_probe_write(void*, std::uint64_t) noexcept {
 }
 bool ipc_probe_read(const void*, std::uint64_t*) noexcept {
   return false;
+}
+IpcEvent IpcEvent::create(IpcEventHandle*) noexcept {
+  return {};
+}
+IpcEvent IpcEvent::open(const IpcEventHandle&) noexcept {
+  return {};
+}
+IpcEvent::~IpcEvent() = default;
+IpcEvent& IpcEvent::operator=(IpcEvent&& o) noexcept {
+  e_ = o.e_;
+  o.e_ = nullptr;
+  return *this;
 }
 }  // namespace device
 

@@ -56,6 +56,33 @@ void ipc_close(void* mapped) noexcept;
 bool ipc_probe_write(void* mapped, std::uint64_t value) noexcept;
 bool ipc_probe_read(const void* buffer, std::uint64_t* value) noexcept;
 
+// A CUDA event that another process of the node can wait for (cudaEventInterprocess, no
+// timing): with it the halo exchange orders a neighbour's unpacking after this rank's copy
+// into its buffers, and this rank's next copy after that unpacking, on the devices alone
+// (Backend::record_event / wait_event), where the hosts would otherwise wait for both.
+struct IpcEventHandle {
+  unsigned char bytes[64];  // cudaIpcEventHandle_t (checked in device.cpp)
+};
+class IpcEvent {
+ public:
+  IpcEvent() = default;
+  // A new event of the current device, or an empty one when it cannot be made or exported.
+  static IpcEvent create(IpcEventHandle* handle) noexcept;
+  // A neighbour's event; empty when it cannot be opened.
+  static IpcEvent open(const IpcEventHandle& handle) noexcept;
+  ~IpcEvent();
+  IpcEvent(IpcEvent&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
+  IpcEvent& operator=(IpcEvent&& o) noexcept;
+  IpcEvent(const IpcEvent&) = delete;
+  IpcEvent& operator=(const IpcEvent&) = delete;
+  void* native() const noexcept { return e_; }  // the cudaEvent_t
+  explicit operator bool() const noexcept { return e_ != nullptr; }
+
+ private:
+  explicit IpcEvent(void* e) noexcept : e_(e) {}
+  void* e_ = nullptr;
+};
+
 }  // namespace heatsolve::device
 
 namespace heatsolve {

@@ -19,7 +19,8 @@
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
-# these gtests last), SKIP_EXTRAS=1 (the main cases only).
+# these gtests last), SKIP_EXTRAS=1 (the main cases only), TRACE=1 (an nsys timeline of the
+# strong 2-GPU multigrid run per rank: $OUT/gpu_trace.<rank>.csv.gz).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -166,6 +167,23 @@ if [ "${SKIP_SUITE:-0}" != 1 ]; then
     "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
   echo "suite rc=$?"
   grep -E "DIFFERS|FAILED|PASSED|-dist np2 .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
+fi
+if [ "${TRACE:-0}" = 1 ]; then
+  # The device timeline of the strong 2-GPU multigrid run, per rank (nsys): kernels and copies
+  # in order, as CSV (start and duration in ns), for the gaps between them.
+  if command -v nsys >/dev/null; then
+    stamp "nsys timeline: strong multigrid, 2 ranks"
+    timeout 200 mpirun --bind-to none -np 2 nsys profile -q -t cuda -o "$WORK/trace.%q{OMPI_COMM_WORLD_RANK}" \
+      "$HS" run "${POISSON[@]}" "${STRONG[@]}" -q --set output.directory="$WORK/trace" \
+      --set "output.formats=[]" --set "execution.decomposition=[1,1,2]" >"$WORK/trace.log" 2>&1 ||
+      tail -5 "$WORK/trace.log"
+    for r in 0 1; do
+      nsys stats -q -r cuda_gpu_trace -f csv -o "$WORK/gpu$r" "$WORK/trace.$r.nsys-rep" >/dev/null 2>&1
+      gzip -c "$WORK/gpu${r}_cuda_gpu_trace.csv" >"$OUT/gpu_trace.$r.csv.gz" 2>/dev/null || echo "no trace $r"
+    done
+  else
+    echo "nsys: not on this machine"
+  fi
 fi
 if [ -n "${GTEST_FILTER:-}" ]; then
   stamp "gtests: $GTEST_FILTER"

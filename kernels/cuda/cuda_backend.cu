@@ -453,6 +453,12 @@ class CudaBackend final : public Backend<T> {
   void wait_mark() override {
     if (mark_) CUDA_CHECK(cudaEventSynchronize(mark_->get()));
   }
+  void record_event(const device::IpcEvent& e, Lane lane = Lane::Main) override {
+    CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e.native()), lane_stream(lane)));
+  }
+  void wait_event(const device::IpcEvent& e, Lane lane = Lane::Main) override {
+    CUDA_CHECK(cudaStreamWaitEvent(lane_stream(lane), static_cast<cudaEvent_t>(e.native()), 0));
+  }
   void copy_values(T* dst, const T* src, std::size_t n, Lane lane = Lane::Main) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, lane_stream(lane)));
   }

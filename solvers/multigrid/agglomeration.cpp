@@ -119,11 +119,14 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
     level = next;
   }
 
-  // Margins for deep smoothing on all ranks or on none (the exchange is collective).
+  // Margins for deep smoothing on all ranks or on none (the exchange is collective). The
+  // hierarchy queues all its work on the main lane: its exchanges may be ordered on the
+  // devices, so that the GPUs do not drain at each of them.
   const int depth = cfg.multigrid.margin_depth();
   const auto deep = [&](const Domain& d) -> std::unique_ptr<DeepHaloExchanger<T>> {
     if (!all(stream_margins(d, depth).any())) return nullptr;
-    return MpiHaloExchanger<T>(comm, peers, d, cfg.halo, 0).make_deep(depth);
+    return MpiHaloExchanger<T>(comm, peers, d, cfg.halo, 0)
+        .make_deep(depth, ExchangeOrdering::Device);
   };
   agg->deep.push_back(deep(ctx.domain));
   for (const DistributedLevel<T>& dl : agg->levels) agg->deep.push_back(deep(dl.domain));

@@ -128,6 +128,15 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   }
   if (agg_->root) {
     PhaseTimer<T> t(backend, timing_.coarse, timed_);
+    // Inside a unit timed as a whole the gathered levels do not time their phases either
+    // (each would drain the device once more).
+    const bool coarse_timed = coarse_->timed_;
+    coarse_->timed_ = coarse_timed && timed_;
+    struct Restore {
+      bool& flag;
+      bool value;
+      ~Restore() { flag = value; }
+    } restore{coarse_->timed_, coarse_timed};
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
     agg_rhs_->copy_from_host(stage_global_.data());
     global.space().zero(agg_corr_->data());

@@ -15,6 +15,15 @@ namespace heatsolve {
 template <typename T>
 class DeepHaloExchanger;  // solvers/parallel/deep_halo.hpp
 
+// How a deep halo exchange between GPUs of one node (CUDA IPC) is ordered with the work
+// around it. Host: the host waits for the packed margins before it tells the neighbour,
+// which may then unpack at once: any use of the backend's lanes (Simulation::deep_pass
+// alternates them). Device: the ranks' devices wait for each other through interprocess
+// events, and the host waits for nothing: for callers that queue every exchange of the
+// exchanger, and everything that reads or writes its fields, on the main lane (multigrid
+// levels). Other transports, and faces whose events cannot be shared, are Host-ordered.
+enum class ExchangeOrdering { Host, Device };
+
 struct Domain {
   GridDesc global;        // the whole grid
   GridDesc local;         // this rank's block (same spacing)
@@ -59,8 +68,9 @@ class HaloExchanger {
   virtual bool device_to_device() const { return false; }
   // An exchanger of margins `depth` cells deep (solvers/parallel/deep_halo.hpp) between the same
   // ranks, for temporal blocking; null when this exchanger cannot make one.
-  virtual std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const {
-    (void)depth;
+  virtual std::unique_ptr<DeepHaloExchanger<T>> make_deep(
+      int depth, ExchangeOrdering ordering = ExchangeOrdering::Host) const {
+    (void)depth, (void)ordering;
     return nullptr;
   }
 };

@@ -454,9 +454,10 @@ void MpiHaloExchanger<T>::exchange(Backend<T>& backend, T* u) {
 }
 
 template <typename T>
-std::unique_ptr<DeepHaloExchanger<T>> MpiHaloExchanger<T>::make_deep(int depth) const {
-  return std::make_unique<MpiDeepHaloExchanger<T>>(comm_, peers_of(faces_),
-                                                   deep_halo_geometry(domain_, depth), mode_);
+std::unique_ptr<DeepHaloExchanger<T>> MpiHaloExchanger<T>::make_deep(
+    int depth, ExchangeOrdering ordering) const {
+  return std::make_unique<MpiDeepHaloExchanger<T>>(
+      comm_, peers_of(faces_), deep_halo_geometry(domain_, depth), mode_, ordering);
 }
 
 // ---- MpiDeepHaloExchanger ---------------------------------------------------------------
@@ -480,8 +481,9 @@ std::int64_t range_start(const GridDesc& g, const CellRange& r) {
 
 template <typename T>
 MpiDeepHaloExchanger<T>::MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
-                                              const DeepHaloGeometry& geometry, HaloMode mode)
-    : comm_(comm), geometry_(geometry), mode_(mode) {
+                                              const DeepHaloGeometry& geometry, HaloMode mode,
+                                              ExchangeOrdering ordering)
+    : comm_(comm), geometry_(geometry), mode_(mode), ordering_(ordering) {
   for (int f = 0; f < 2 * geometry.block.dims; ++f) {
     Face& face = faces_[f];
     face.peer = peers[f];
@@ -514,7 +516,69 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
   if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
   require_ipc(mode_, peers_of(faces_), ipc_);
   if (!any) transport_ = HaloTransport::None;
+  // Device ordering needs every face through IPC both ways, on both sides of each face (a
+  // neighbour's other faces may differ: it then keeps to the host, and so does this rank
+  // towards it, since the flag below is swapped per face).
+  if (any && ordering_ == ExchangeOrdering::Device) share_events();
   bound_ = &backend;
+}
+
+// Creates and exports this rank's events of each IPC face, opens the neighbour's, and agrees
+// with each neighbour whether both could. Collective over the neighbours.
+template <typename T>
+void MpiDeepHaloExchanger<T>::share_events() {
+  constexpr int kTagEvents = 7000, kTagAgreed = 8000;  // + the sender's face
+  struct Offer {
+    int ok = 0;
+    device::IpcEventHandle sent[2], unpacked[2];
+  };
+  std::array<Offer, 6> mine{}, theirs{};
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL || !ipc_.both(f)) continue;
+    mine[f].ok = 1;
+    for (int b = 0; b < 2; ++b) {
+      face.events.sent[b] = device::IpcEvent::create(&mine[f].sent[b]);
+      face.events.unpacked[b] = device::IpcEvent::create(&mine[f].unpacked[b]);
+      mine[f].ok &= (face.events.sent[b] && face.events.unpacked[b]) ? 1 : 0;
+    }
+  }
+  const auto swap = [&](auto& out, auto& in, int tag) {
+    MpiRequests reqs;
+    for (int f = 0; f < 6; ++f) {
+      if (faces_[f].peer == MPI_PROC_NULL) continue;
+      check_mpi(MPI_Irecv(&in[f], sizeof in[f], MPI_BYTE, faces_[f].peer, tag + (f ^ 1), comm_,
+                          reqs.add()),
+                "MPI_Irecv (deep halo events)");
+      check_mpi(
+          MPI_Isend(&out[f], sizeof out[f], MPI_BYTE, faces_[f].peer, tag + f, comm_, reqs.add()),
+          "MPI_Isend (deep halo events)");
+    }
+    reqs.wait_all();
+  };
+  swap(mine, theirs, kTagEvents);
+  std::array<int, 6> opened{}, peer_opened{};
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (!mine[f].ok || !theirs[f].ok) continue;
+    opened[f] = 1;
+    for (int b = 0; b < 2; ++b) {
+      face.events.peer_sent[b] = device::IpcEvent::open(theirs[f].sent[b]);
+      face.events.peer_unpacked[b] = device::IpcEvent::open(theirs[f].unpacked[b]);
+      opened[f] &= (face.events.peer_sent[b] && face.events.peer_unpacked[b]) ? 1 : 0;
+    }
+  }
+  swap(opened, peer_opened, kTagAgreed);
+  // Both sides of a face agree; the host still waits where any face is host-ordered (its
+  // neighbour unpacks as soon as the message arrives).
+  device_ordered_ = true;
+  for (int f = 0; f < 6; ++f) {
+    Face& face = faces_[f];
+    if (face.peer == MPI_PROC_NULL) continue;
+    face.ordered = opened[f] && peer_opened[f];
+    if (!face.ordered) face.events = {};
+    device_ordered_ = device_ordered_ && face.ordered;
+  }
 }
 
 template <typename T>
@@ -547,13 +611,17 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
       backend.copy_box(face.send->data(), e[0], std::int64_t(e[0]) * e[1],
                        extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e,
                        lane);
-      if (ipc_.send[f])
+      if (ipc_.send[f]) {
+        // Device-ordered: exchange n-2's unpacking out of this buffer is done first.
+        if (face.ordered) backend.wait_event(face.events.peer_unpacked[parity_], lane);
         backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
                             face.send_cells, lane);
-      else if (staged)
+        if (face.ordered) backend.record_event(face.events.sent[parity_], lane);
+      } else if (staged) {
         backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells, lane);
+      }
     }
-    backend.synchronize(lane);
+    if (!device_ordered_) backend.synchronize(lane);
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
@@ -569,9 +637,11 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
       T* recv = face.recv[parity_]->data();
       if (!ipc_.recv[f] && staged)
         backend.copy_values(recv, face.host_recv[parity_].data(), face.recv_cells, lane);
+      if (face.ordered) backend.wait_event(face.events.peer_sent[parity_], lane);
       const std::array<int, 3> e = range_extent(face.recv_range);
       backend.copy_box(extended + range_start(g, face.recv_range), g.stride_y(), g.stride_z(), recv,
                        e[0], std::int64_t(e[0]) * e[1], e, lane);
+      if (face.ordered) backend.record_event(face.events.unpacked[parity_], lane);
     }
   }
   parity_ ^= 1;

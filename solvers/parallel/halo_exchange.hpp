@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "io/config.hpp"
+#include "kernels/device.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/deep_halo.hpp"
 #include "solvers/parallel/domain.hpp"
@@ -155,7 +156,8 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   bool device_to_device() const override;
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
-  std::unique_ptr<DeepHaloExchanger<T>> make_deep(int depth) const override;
+  std::unique_ptr<DeepHaloExchanger<T>> make_deep(
+      int depth, ExchangeOrdering ordering = ExchangeOrdering::Host) const override;
 
  private:
   struct Face : FaceBuffers<T> {
@@ -190,27 +192,50 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
 // queued work is done, and exchange n's unpack is queued before on that lane, or on the main
 // lane before the fork that the side lane's work waits for, or on the side lane before the
 // join that the main lane's work waits for (Simulation::deep_pass).
+// ExchangeOrdering::Device, where every face goes through CUDA IPC both ways: per face and
+// parity, each rank records `sent` after its copy into the neighbour's buffer and `unpacked`
+// after its unpacking; a rank unpacks after the neighbour's `sent` of the same parity and
+// copies after the neighbour's `unpacked` of the same parity (exchange n-2's), and the host
+// waits for neither. Each wait finds the record it needs as the event's latest: the
+// neighbour recorded `sent` before its message of exchange n, and cannot record it again
+// (exchange n+2) before this rank's message of exchange n+1; it recorded `unpacked` of
+// exchange n-2 before its message of exchange n-1, and cannot record exchange n's before
+// this rank's message of exchange n.
 template <typename T>
 class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
  public:
   MpiDeepHaloExchanger(MPI_Comm comm, const std::array<int, 6>& peers,
-                       const DeepHaloGeometry& geometry, HaloMode mode);
+                       const DeepHaloGeometry& geometry, HaloMode mode,
+                       ExchangeOrdering ordering = ExchangeOrdering::Host);
   const DeepHaloGeometry& geometry() const override { return geometry_; }
   void exchange(Backend<T>& backend, T* extended, Lane lane = Lane::Main) override;
   // As MpiHaloExchanger::transport().
   std::string transport() const override;
+  // Whether every face's exchange is ordered on the devices alone, the host waiting for
+  // nothing (known after the first exchange).
+  bool device_ordered() const { return device_ordered_; }
 
  private:
+  // The interprocess events of ExchangeOrdering::Device, by parity: this rank's, and the
+  // neighbour's across the face (opened from its handles).
+  struct FaceEvents {
+    std::array<device::IpcEvent, 2> sent, unpacked, peer_sent, peer_unpacked;
+  };
   struct Face : FaceBuffers<T> {
     int peer = MPI_PROC_NULL;
     CellRange send_range, recv_range;
     std::size_t send_cells = 0, recv_cells = 0;
+    bool ordered = false;  // device-ordered: both sides share their events
+    FaceEvents events;
   };
   void setup(Backend<T>& backend);
+  void share_events();
 
   MPI_Comm comm_;
   DeepHaloGeometry geometry_;
   HaloMode mode_;
+  ExchangeOrdering ordering_;
+  bool device_ordered_ = false;  // every face with a peer ordered
   std::array<Face, 6> faces_;
   const Backend<T>* bound_ = nullptr;
   HaloTransport transport_ = HaloTransport::None;
