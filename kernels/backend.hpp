@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -333,6 +334,21 @@ class Backend {
   // was queued behind it runs. One mark at a time. Default: work is synchronous.
   virtual void mark() {}
   virtual void wait_mark() {}
+  // Timing without waiting: stamp() marks the main lane's work queued so far and returns its
+  // id (increasing); stamp_done(id) tells whether the backend has passed it; seconds_between(a,
+  // b) waits for b and returns the backend's time from a to b (CUDA: events; the most recent
+  // kMaxStamps stamps stay readable). Default: the host clock (work is synchronous).
+  static constexpr std::size_t kMaxStamps = 256;
+  virtual std::size_t stamp() {
+    return std::size_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+  }
+  virtual bool stamp_done(std::size_t id) {
+    (void)id;
+    return true;
+  }
+  virtual double seconds_between(std::size_t a, std::size_t b) { return double(b - a) * 1e-9; }
   // Work ordered across processes without the host (CUDA IPC halos): record_event marks the
   // lane's queued work with `e`; wait_event orders the lane's next work after the latest
   // record of `e`, this process's or, for an event opened from a neighbour's handle, the

@@ -5,8 +5,8 @@
 #     implicit heat: Crank-Nicolson, 10 steps (inputs/heat_implicit.yaml, time.end 0.05);
 #   * strong: 512^3 in all on 1 and 2 GPUs; weak: 512^3 per GPU (2 GPUs: 512 x 512 x 1024 on a
 #     1 x 1 x 2 box, so that cells stay cubes); 2 ranks split z ([1, 1, 2]), halos auto (IPC);
-#   * extras on the strong multigrid case: execution.overlap false, and agglomerate_below
-#     128^3 and 32^3 around the default 64^3;
+#   * extras: agglomerate_below 64^3 (32^3 gathered; the default, 32^3, gathers 16^3) for
+#     multigrid strong and weak and Crank-Nicolson strong, and 128^3 for multigrid strong;
 #   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, 2 ranks).
 # Prints per run: wall seconds (set-up included), set-up, cycles, the hierarchy; a table of
 # speed-ups and efficiencies; and the per-level timing (seconds, halo exchanges, gathers) of
@@ -19,8 +19,8 @@
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
-# these gtests last), SKIP_EXTRAS=1 (the main cases only), TRACE=1 (an nsys timeline of the
-# strong 2-GPU multigrid run per rank: $OUT/gpu_trace.<rank>.csv.gz).
+# these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
+# --multigrid` on one GPU).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -71,7 +71,7 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
     print(f"    cycles: first {', '.join(f'{c * 1e3:.1f}' for c in cs[:2])} ms, median of the rest "
           f"{rest[len(rest) // 2] * 1e3 if rest else 0:.2f} ms; set-up: tuning "
           f"{d.get('setup_tuning_seconds', 0):.3f} s, halos {d.get('setup_halo_seconds', 0):.3f} s, "
-          f"overlap {d.get('overlap', '-')}")
+          f"overlap {d.get('overlap', '-')}, gather {d.get('gather', '-')}")
 PY
 }
 
@@ -90,13 +90,14 @@ run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_strong_2 2 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_weak_2 2 "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
 if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
-stamp "extras: 1 GPU with eager module loading; strong multigrid without overlap; agglomerate_below 128^3 and 32^3"
+stamp "extras: 1 GPU with eager module loading; agglomerate_below 64^3 and 128^3"
 RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_1_eager 1 1 "${POISSON[@]}" "${STRONG[@]}"
-run multigrid_strong_2_no_overlap 2 1 "${POISSON[@]}" "${STRONG[@]}" --set execution.overlap=false
+B64=(--set solver.multigrid.agglomerate_below=262144)
+run multigrid_strong_2_below_64 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B64[@]}"
+run multigrid_weak_2_below_64 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B64[@]}"
+run cn_strong_2_below_64 2 1 "${HEAT[@]}" "${STRONG[@]}" "${B64[@]}"
 run multigrid_strong_2_below_128 2 1 "${POISSON[@]}" "${STRONG[@]}" \
   --set solver.multigrid.agglomerate_below=2097152
-run multigrid_strong_2_below_32 2 1 "${POISSON[@]}" "${STRONG[@]}" \
-  --set solver.multigrid.agglomerate_below=32768
 fi
 
 stamp "table"
@@ -131,10 +132,11 @@ for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("cn", "Crank
           f"| {t(one) / t(st):.2f}x, {median(one) / median(st):.2f}x "
           f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.2f}, {median(one) / median(wk):.2f} "
           f"| {per:.2f} |")
-for label in ("multigrid_strong_2_no_overlap", "multigrid_strong_2_below_128",
-              "multigrid_strong_2_below_32"):
-    print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t('multigrid_1') / t(label):.2f}x, "
-          f"{median('multigrid_1') / median(label):.2f}x | | | |")
+for label in ("multigrid_strong_2_below_64", "multigrid_weak_2_below_64", "cn_strong_2_below_64",
+              "multigrid_strong_2_below_128"):
+    one = "cn_1" if label.startswith("cn") else "multigrid_1"
+    print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t(one) / t(label):.2f}, "
+          f"{median(one) / median(label):.2f} (by wall, median) | | | |")
 for label in ("multigrid_1", "multigrid_1_eager"):
     first = S[label].get("multigrid", {}).get("cycle_seconds", [float("nan")])[0] if label in S else float("nan")
     print(f"{label}: {t(label):.3f} s, first cycle {first * 1e3:.1f} ms, median {median(label) * 1e3:.2f} ms")
@@ -143,7 +145,7 @@ print()
 def fmt(v):
     return "-" if v is None else f"{v:.4f}"
 for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_strong_2",
-              "multigrid_strong_2_no_overlap"):
+              "multigrid_strong_2_below_64"):
     if label not in S:
         continue
     m = S[label]["multigrid"]
@@ -161,29 +163,18 @@ for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_st
               f"| {lv.get('deep_passes', '-')} |")
 PY
 
+if [ "${BENCH:-0}" = 1 ]; then
+  stamp "bench --multigrid 512 double, one GPU"
+  CUDA_VISIBLE_DEVICES=0 timeout 150 "$HS" bench --multigrid --size "$N" --precision double \
+    >"$OUT/bench_multigrid.log" 2>&1 || echo "bench rc=$?"
+  grep -vE "^\s*$" "$OUT/bench_multigrid.log" | tail -14
+fi
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
   stamp "MPI equivalence suite on the GPUs (2 ranks, CUDA backend)"
   HEATSOLVE_TEST_BACKEND=$BACKEND timeout 180 mpirun --bind-to none -np 2 \
     "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
   echo "suite rc=$?"
   grep -E "DIFFERS|FAILED|PASSED|-dist np2 .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
-fi
-if [ "${TRACE:-0}" = 1 ]; then
-  # The device timeline of the strong 2-GPU multigrid run, per rank (nsys): kernels and copies
-  # in order, as CSV (start and duration in ns), for the gaps between them.
-  if command -v nsys >/dev/null; then
-    stamp "nsys timeline: strong multigrid, 2 ranks"
-    timeout 200 mpirun --bind-to none -np 2 nsys profile -q -t cuda -o "$WORK/trace.%q{OMPI_COMM_WORLD_RANK}" \
-      "$HS" run "${POISSON[@]}" "${STRONG[@]}" -q --set output.directory="$WORK/trace" \
-      --set "output.formats=[]" --set "execution.decomposition=[1,1,2]" >"$WORK/trace.log" 2>&1 ||
-      tail -5 "$WORK/trace.log"
-    for r in 0 1; do
-      nsys stats -q -r cuda_gpu_trace -f csv -o "$WORK/gpu$r" "$WORK/trace.$r.nsys-rep" >/dev/null 2>&1
-      gzip -c "$WORK/gpu${r}_cuda_gpu_trace.csv" >"$OUT/gpu_trace.$r.csv.gz" 2>/dev/null || echo "no trace $r"
-    done
-  else
-    echo "nsys: not on this machine"
-  fi
 fi
 if [ -n "${GTEST_FILTER:-}" ]; then
   stamp "gtests: $GTEST_FILTER"

@@ -453,6 +453,25 @@ class CudaBackend final : public Backend<T> {
   void wait_mark() override {
     if (mark_) CUDA_CHECK(cudaEventSynchronize(mark_->get()));
   }
+  std::size_t stamp() override {
+    if (stamps_.empty())
+      for (std::size_t i = 0; i < Backend<T>::kMaxStamps; ++i)
+        stamps_.push_back(std::make_unique<CudaEvent>(cudaEventDefault));
+    CUDA_CHECK(cudaEventRecord(stamps_[next_stamp_ % stamps_.size()]->get(), stream_));
+    return next_stamp_++;
+  }
+  bool stamp_done(std::size_t id) override {
+    const cudaError_t e = cudaEventQuery(stamp_event(id));
+    if (e == cudaErrorNotReady) return false;
+    CUDA_CHECK(e);
+    return true;
+  }
+  double seconds_between(std::size_t a, std::size_t b) override {
+    CUDA_CHECK(cudaEventSynchronize(stamp_event(b)));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, stamp_event(a), stamp_event(b)));
+    return 1e-3 * double(ms);
+  }
   void record_event(const device::IpcEvent& e, Lane lane = Lane::Main) override {
     CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e.native()), lane_stream(lane)));
   }
@@ -676,7 +695,9 @@ class CudaBackend final : public Backend<T> {
   // mark() / wait_mark(): an event without timing (cheaper to record and wait for).
   class CudaEvent {
    public:
-    CudaEvent() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+    explicit CudaEvent(unsigned flags = cudaEventDisableTiming) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags));
+    }
     ~CudaEvent() { cudaEventDestroy(e_); }
     CudaEvent(const CudaEvent&) = delete;
     CudaEvent& operator=(const CudaEvent&) = delete;
@@ -686,6 +707,14 @@ class CudaBackend final : public Backend<T> {
     cudaEvent_t e_ = nullptr;
   };
   std::unique_ptr<CudaEvent> mark_;
+  // stamp(): a ring of timing events, created at the first stamp.
+  std::vector<std::unique_ptr<CudaEvent>> stamps_;
+  std::size_t next_stamp_ = 0;
+  cudaEvent_t stamp_event(std::size_t id) const {
+    if (id >= next_stamp_ || next_stamp_ - id > stamps_.size())
+      throw BackendError("stamp " + std::to_string(id) + " is no longer readable");
+    return stamps_[id % stamps_.size()]->get();
+  }
   // The side lane: a stream that does not synchronize with the legacy default stream (a
   // blocking one would, and serialize the exchange with the pass it should overlap), ordered
   // against the main lane by the fork/join events only.

@@ -12,6 +12,7 @@
 #ifdef HEATSOLVE_HAVE_MPI
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
+#include "solvers/parallel/ipc_allgather.hpp"
 #include "solvers/parallel/margins.hpp"
 #endif
 
@@ -209,6 +210,10 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
     std::vector<double> staged(redundant || rank == 0 ? std::size_t(total) : 0);
     collect(local, staged, global, MPI_DOUBLE);
   };
+  if (redundant)
+    agg->make_device_gather = [comm, gc, block = agg->block](Backend<T>& backend) {
+      return std::unique_ptr<BlockGather<T>>(IpcAllgather<T>::create(comm, backend, gc, block));
+    };
   agg->scatter = [=](const std::vector<T>& global, std::vector<T>& local) {
     if (redundant) throw std::logic_error("agglomeration: a redundant solve scatters nothing");
     if (rank == 0)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "solvers/parallel/block_gather.hpp"
 #include "solvers/parallel/deep_halo.hpp"  // HaloExchanger (its make_deep needs the type)
 
 namespace heatsolve {
@@ -65,6 +66,10 @@ struct Agglomeration {
   // gather() of a double field whatever T is (coefficients at set-up, as exact as serial).
   std::function<void(const std::vector<double>& local, std::vector<double>& global)> gather_double;
   std::function<void(const std::vector<T>& global, std::vector<T>& local)> scatter;
+  // Redundant solves: makes the gather of the gathered level's right side device to device
+  // (IpcAllgather: GPUs of one node, slab blocks). Collective; null on every rank where it
+  // cannot be made, and then gather() serves.
+  std::function<std::unique_ptr<BlockGather<T>>(Backend<T>&)> make_device_gather;
 };
 
 // The coarse levels of a run on several ranks (collective over ctx.comm); null for one rank.

@@ -74,6 +74,7 @@ void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>& fine) {
 template <typename T>
 nlohmann::json Multigrid<T>::decomposition_report() const {
   if (!agg_) return nullptr;
+  clock_.settle(true);
   const auto name = [](const GridDesc& g) {
     return g.dims == 3 ? fmt::format("{}x{}x{}", g.nx, g.ny, g.nz)
                        : fmt::format("{}x{}", g.nx, g.ny);
@@ -103,6 +104,7 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"distributed_levels", last_distributed() + 1},
       {"gathered_level", name(agg_->global_coarse)},
       {"gathered_on", agg_->redundant ? "every rank" : "rank 0"},
+      {"gather", device_gather_ ? "device" : "host"},
       {"agglomerate_below", settings_.agglomerate_below},
       {"agglomeration_seconds", timing_.agglomeration},
       {"overlap", split_},
@@ -121,13 +123,18 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   Level& lv = levels_[l];
   Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
+  const T* rhs = nullptr;  // the gathered level's right side, on the device
   {
-    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
-    lc.f->copy_to_host(stage_local_.data());
-    agg_->gather(stage_local_, stage_global_);
+    PhaseTimer<T> t(clock_, &timing_.agglomeration, nullptr, timed_);
+    if (device_gather_) {
+      rhs = device_gather_->gather(backend, lc.f->data());
+    } else {
+      lc.f->copy_to_host(stage_local_.data());
+      agg_->gather(stage_local_, stage_global_);
+    }
   }
   if (agg_->root) {
-    PhaseTimer<T> t(backend, timing_.coarse, timed_);
+    PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
     // Inside a unit timed as a whole the gathered levels do not time their phases either
     // (each would drain the device once more).
     const bool coarse_timed = coarse_->timed_;
@@ -138,21 +145,25 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
       ~Restore() { flag = value; }
     } restore{coarse_->timed_, coarse_timed};
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
-    agg_rhs_->copy_from_host(stage_global_.data());
+    if (!rhs) {
+      agg_rhs_->copy_from_host(stage_global_.data());
+      rhs = agg_rhs_->data();
+    }
     global.space().zero(agg_corr_->data());
     const BoundaryMode zero = BoundaryMode::Homogeneous;
     if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
-      coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
+      coarse_->visit(0, agg_corr_->data(), rhs, type, zero);
     } else {  // the next coarser level: as visit() corrects from the next level
-      if (type == MultigridCycle::F)
-        coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), type, zero);
-      coarse_->visit(0, agg_corr_->data(), agg_rhs_->data(), MultigridCycle::V, zero);
+      if (type == MultigridCycle::F) coarse_->visit(0, agg_corr_->data(), rhs, type, zero);
+      coarse_->visit(0, agg_corr_->data(), rhs, MultigridCycle::V, zero);
     }
+    if (device_gather_) device_gather_->release(backend);
+    coarse_->clock_.settle(false);
     global.fill_for_interpolation(agg_corr_->data());
     if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());
   }
   {
-    PhaseTimer<T> t(backend, timing_.agglomeration, timed_);
+    PhaseTimer<T> t(clock_, &timing_.agglomeration, nullptr, timed_);
     if (agg_->redundant) {
       const GridDesc& gg = agg_->global_coarse;
       const GridDesc& lg = grid(l + 1);
@@ -167,7 +178,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
       lc.u->copy_from_host(stage_local_.data());
     }
   }
-  PhaseTimer<T> t(backend, timing_.transfer, timed_);
+  PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
   backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
 }
 

@@ -97,14 +97,18 @@ Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSetting
                         std::unique_ptr<Agglomeration<T>> agglomeration)
     : settings_(settings),
       singular_(fine.singular()),
-      weights_(smoothing_weights(settings, fine.grid().dims)) {
+      weights_(smoothing_weights(settings, fine.grid().dims)),
+      clock_(fine.backend()) {
   build(fine, std::move(agglomeration));
 }
 
 template <typename T>
 Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSettings& settings,
                         const std::vector<double>& weights, bool smooth_finest)
-    : settings_(settings), smooth_finest_(smooth_finest), weights_(weights) {
+    : settings_(settings),
+      smooth_finest_(smooth_finest),
+      weights_(weights),
+      clock_(fine.backend()) {
   build(fine, nullptr);
 }
 
@@ -202,7 +206,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     // Each distributed level's grid is tuned (CUDA "auto": the ranks agree on the timings) and
     // its exchange set up (buffers, IPC mappings) here, not inside the first cycle.
     {
-      PhaseTimer<T> t(backend, timing_.setup_tuning);
+      PhaseTimer<T> t(clock_, &timing_.setup_tuning);
       for (std::size_t l = 1; l + 1 < levels_.size() && !fine.is_variable(); ++l) {
         // The global level's size decides, so that every rank takes part in the same tunings.
         // A level that smooths through deep halos and is not the last distributed one runs no
@@ -220,9 +224,13 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     timing_.exchanges.assign(levels_.size(), 0);
     attach_deep_smoothing();
     {
-      PhaseTimer<T> t(backend, timing_.setup_halos);
+      PhaseTimer<T> t(clock_, &timing_.setup_halos);
+      // A level that smooths through deep halos has its ghosts filled by its passes: its
+      // one-cell exchanger sets up at its first use, if any (e.g. a visit without
+      // post-smoothing); the first coarse level's tells whether halos go device to device.
       for (std::size_t l = 1; l + 1 < levels_.size(); ++l)
-        agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
+        if (l == 1 || !levels_[l].op.deep_smoothing())
+          agg_->levels[l - 1].exchanger->exchange(backend, levels_[l].tmp->data());
       for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
         levels_[l].op.fill_margins(levels_[l].tmp->data());
     }
@@ -246,9 +254,12 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
           new Multigrid<T>(global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}));
       coarse_->singular_ = singular_;
       if (singular_) coarse_->build_ones();
-      agg_rhs_ = backend.allocate(gc.padded_size());
       agg_corr_ = backend.allocate(gc.padded_size());
-      stage_global_.resize(gc.padded_size());
+      if (agg_->make_device_gather) device_gather_ = agg_->make_device_gather(backend);
+      if (!device_gather_) {
+        agg_rhs_ = backend.allocate(gc.padded_size());
+        stage_global_.resize(gc.padded_size());
+      }
     }
   }
   if (singular_) build_ones();
@@ -321,28 +332,20 @@ bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, boo
   // f's margins serve the visit's post-smoothing too, even without pre-smoothing sweeps.
   const bool fill = fill_source && f && deep_with(std::max(sweeps, settings_.post_sweeps));
   if (sweeps <= 0 && !fill) return false;
-  double slot = 0;
   {
-    PhaseTimer<T> t(op.backend(), slot, timed_);
+    PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
     if (fill) op.fill_margins(f);
     if (deep) ++timing_.deep_passes[l];
     if (sweeps > 0)
       op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
   }
-  timing_.smooth += slot;
-  timing_.per_level[l] += slot;
   return deep && op.deep_fills_ghosts(sweeps);
 }
 
 template <typename T>
 void Multigrid<T>::level_residual(int l, T* x, const T* f, T* r, BoundaryMode m) {
-  double slot = 0;
-  {
-    PhaseTimer<T> t(levels_[l].op.backend(), slot, timed_);
-    levels_[l].op.residual(x, f, r, mode(l, m));
-  }
-  timing_.smooth += slot;
-  timing_.per_level[l] += slot;
+  PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
+  levels_[l].op.residual(x, f, r, mode(l, m));
 }
 
 template <typename T>
@@ -370,6 +373,7 @@ void Multigrid<T>::cycle(T* u, const T* f) {
   pending_ = {};
   visit(0, u, f, cycle_type(), BoundaryMode::Deck);
   if (singular_) level_remove_mean(0, u);
+  clock_.settle(false);
 }
 
 template <typename T>
@@ -382,17 +386,15 @@ bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
     return false;
   T* cur = u;
   T* other = levels_[0].tmp->data();
-  double slot = 0;
   bool begun = false;
   const bool deep = op.smooths_deep(cur, other, f, settings_.pre_sweeps);
   {
-    PhaseTimer<T> t(op.backend(), slot, timed_);
+    PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[0], timed_);
     if (deep && f) op.fill_margins(f);  // for the post-smoothing too
     begun = op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
                                          BoundaryMode::Deck, residual_norm);
   }
-  timing_.smooth += slot;
-  timing_.per_level[0] += slot;
+  clock_.settle(false);
   if (!begun) {
     // The backend has no such pass for this level (every rank answers alike): not again, since
     // a deep attempt costs its exchanges.
@@ -413,6 +415,7 @@ void Multigrid<T>::cycle_begun(T* u, const T* f) {
   correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, levels_[0].tmp->data(), u,
                      exchanged);
   if (singular_) level_remove_mean(0, u);
+  clock_.settle(false);
 }
 
 template <typename T>
@@ -426,6 +429,7 @@ void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
   levels_[0].op.space().zero(e);
   visit(0, e, r, type, BoundaryMode::Homogeneous);
   if (singular_) level_remove_mean(0, e);
+  clock_.settle(false);
 }
 
 // One visit of level l: pre-smoothing, the coarse-grid correction, post-smoothing. The
@@ -438,20 +442,13 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   if (timed_ && l > 0 && grid(l).interior_size() < kUnitTimedCells) {
     // The subtree from here down as one unit: its seconds go to this level and the coarse
     // solve's.
-    double slot = 0;
-    bool exchanged = false;
-    {
-      PhaseTimer<T> t(levels_[l].op.backend(), slot);
-      timed_ = false;
-      struct Restore {
-        bool& flag;
-        ~Restore() { flag = true; }
-      } restore{timed_};
-      exchanged = visit(l, x, f, type, m);
-    }
-    timing_.coarse += slot;
-    timing_.per_level[l] += slot;
-    return exchanged;
+    PhaseTimer<T> t(clock_, &timing_.coarse, &timing_.per_level[l]);
+    timed_ = false;
+    struct Restore {
+      bool& flag;
+      ~Restore() { flag = true; }
+    } restore{timed_};
+    return visit(l, x, f, type, m);
   }
   if (!agg_ && l == int(levels_.size()) - 1) {
     coarse_solve(l, x, f, m);
@@ -479,20 +476,15 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     // The residual restricted into the next level's f (stored in lv.r only where the sweep
     // cannot be fused; into the gathered level's block at the last distributed level, or copied
     // there where its blocks do not halve), and the correction zeroed, in one timed phase.
-    double slot = 0;
-    {
-      PhaseTimer<T> t(backend, slot, timed_);
-      if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
-        lv.op.residual(cur, f, lv.r->data(), mode(l, m));
-        backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
-      } else {
-        lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(),
-                                mode(l, m), settings_.fused, exchanged);
-      }
-      if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
+    PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
+    if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
+      lv.op.residual(cur, f, lv.r->data(), mode(l, m));
+      backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
+    } else {
+      lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(), mode(l, m),
+                              settings_.fused, exchanged);
     }
-    timing_.smooth += slot;
-    timing_.per_level[l] += slot;
+    if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
   }
   if (agg_ && l == last_distributed()) {
     agglomerated_correction(l, cur, type);
@@ -501,7 +493,7 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
     const bool coarse_exchanged =
         visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
-    PhaseTimer<T> t(backend, timing_.transfer, timed_);
+    PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
     lc.op.fill_for_interpolation(lc.u->data(), coarse_exchanged);
     backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio, settings_.prolongation);
   }
@@ -518,11 +510,10 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
 // start from x = 0, so e is their solution; a hierarchy of one level corrects the caller's x.
 template <typename T>
 void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
-  double slot = 0;
   {
     Level& lv = levels_[l];
     const FieldSpace<T>& s = lv.op.space();
-    PhaseTimer<T> t(s.backend(), slot, timed_);
+    PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
     Pcg<T>& cg = *lv.cg;
     T* e = lv.tmp->data();
     level_residual(l, x, f, cg.residual(), m);
@@ -541,7 +532,6 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
     s.axpby(x, 1.0, e, 1.0);
     coarse_iterations_ = it;
   }
-  timing_.coarse += slot;
 }
 
 // ---- Full multigrid ---------------------------------------------------------------------------
@@ -554,6 +544,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
     levels_[0].op.space().zero(u);
     visit(0, u, f, MultigridCycle::V, m);
     if (singular_) level_remove_mean(0, u);
+    clock_.settle(false);
     return;
   }
   const int last = int(levels_.size()) - 1;
@@ -562,7 +553,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
   // The right side on every level: the mean of the children (a source density, and the
   // fluxes of Neumann and heat-flux faces that variable coefficients carry in it).
   {
-    PhaseTimer<T> t(backend, timing_.transfer, timed_);
+    PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
     for (int l = 0; l < last; ++l) {
       T* coarse = levels_[l + 1].f->data();
       if (rhs(l))
@@ -579,7 +570,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
       settings_.prolongation == Prolongation::Linear ? Prolongation::Cubic : settings_.prolongation;
   for (int l = last - 1; l >= 0; --l) {
     {
-      PhaseTimer<T> t(backend, timing_.transfer, timed_);
+      PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
       // The coarse solution's ghosts: the problem's faces, or a correction's mirror rules.
       if (m == BoundaryMode::Deck)
         levels_[l + 1].op.fill(x(l + 1), m);
@@ -590,6 +581,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
     visit(l, x(l), rhs(l), MultigridCycle::V, m);
   }
   if (singular_) level_remove_mean(0, u);
+  clock_.settle(false);
 }
 
 template class Multigrid<float>;

@@ -24,6 +24,7 @@
 
 #include "core/multigrid.hpp"
 #include "solvers/multigrid/agglomeration.hpp"
+#include "solvers/multigrid/phase_timer.hpp"
 #include "solvers/operator/helmholtz.hpp"
 #include "solvers/steady/pcg.hpp"
 
@@ -33,14 +34,14 @@ template <typename T>
 class Multigrid : public Preconditioner<T> {
  public:
   struct Timing {
-    // Seconds, all levels. Levels below 64^3 cells are timed as one unit (one device
-    // synchronisation for the subtree below the first of them): its seconds count as the
-    // coarse solve's and that level's.
+    // Seconds of device time (Backend::stamp), all levels. A cycle's levels below 128^3 cells
+    // (this rank's block) are timed as one unit: its seconds count as the coarse solve's and
+    // the first of those levels'.
     double smooth = 0, transfer = 0, coarse = 0;
     std::vector<double> per_level;  // smoothing + residual per level (see above)
-    // Decomposed grids, per level of this rank's hierarchy: halo exchanges (seconds, included
-    // in per_level: the device is synchronised before each) and their count; and the
-    // gathered level's transfers (restricted residual gathered, correction back), seconds.
+    // Decomposed grids, per level of this rank's hierarchy: halo exchanges (the host's
+    // seconds in them) and their count; and the gathered level's transfers (restricted
+    // residual gathered, correction back), seconds.
     std::vector<double> exchange;
     std::vector<long long> exchanges;
     std::vector<long long> deep_passes;  // smoothings through deep halos, per level
@@ -94,7 +95,10 @@ class Multigrid : public Preconditioner<T> {
   int levels() const;
   // "64x64x64 -> 32x32x32 -> ... -> 2x2x2"
   std::string describe() const;
-  const Timing& timing() const { return timing_; }
+  const Timing& timing() const {
+    clock_.settle(true);
+    return timing_;
+  }
   // Decomposed grids: per level, where it is solved (distributed blocks, or gathered on
   // every rank / rank 0), its grid and time; null for a serial hierarchy.
   nlohmann::json decomposition_report() const;
@@ -165,6 +169,7 @@ class Multigrid : public Preconditioner<T> {
   std::unique_ptr<Multigrid<T>> coarse_;
   std::vector<T> stage_local_, stage_global_;
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;
+  std::unique_ptr<BlockGather<T>> device_gather_;  // the gather without the host, where it can
   std::vector<double> weights_;  // smoothing weights, one per sweep (Chebyshev) or constant
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
@@ -178,6 +183,9 @@ class Multigrid : public Preconditioner<T> {
   } pending_;
   int coarse_iterations_ = 0;
   bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
+  // The phases' device time, added to timing_ as the device passes them (timing() and the
+  // reports settle the rest).
+  mutable multigrid_detail::PhaseClock<T> clock_;
 };
 
 // The grid of the next coarser level and the ratio per axis; ratio {1,1,1} when no axis can

@@ -17,8 +17,6 @@
 
 namespace heatsolve {
 
-namespace {
-
 void check_mpi(int rc, const char* what) {
   if (rc != MPI_SUCCESS) {
     char msg[MPI_MAX_ERROR_STRING];
@@ -28,6 +26,8 @@ void check_mpi(int rc, const char* what) {
         fmt::format("halo exchange: {} failed: {}", what, std::string(msg, len)));
   }
 }
+
+namespace {
 
 template <typename T>
 MPI_Datatype mpi_type() {

@@ -45,6 +45,9 @@ namespace heatsolve {
 // True when the MPI library can take device pointers (CUDA-aware), at build and run time.
 bool mpi_cuda_aware();
 
+// Throws std::runtime_error naming `what` and MPI's message unless rc is MPI_SUCCESS.
+void check_mpi(int rc, const char* what);
+
 // Owns nonblocking requests; on destruction (an exception between post and wait) pending
 // receives are cancelled and all requests freed, never waited on, so a failing rank cannot
 // hang in its own unwinding.

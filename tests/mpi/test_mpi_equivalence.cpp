@@ -1001,8 +1001,16 @@ void test_multigrid_equivalence() {
       const int stream = cfg.dimensions == 3 ? 2 : 1;
       bool stream_only = dec.procs()[stream] > 1;
       for (int a = 0; a < cfg.dimensions; ++a) stream_only &= a == stream || dec.procs()[a] == 1;
+      const bool slabs = stream_only;
       const int thickness = stream == 2 ? ctx.domain.local.nz : ctx.domain.local.ny;
       stream_only &= -reducer.max(-double(thickness)) >= cfg.multigrid.margin_depth();
+      // Every rank solving the gathered levels on one node's GPUs, slab blocks: the gather goes
+      // device to device; through the host otherwise.
+      if (r.multigrid.contains("decomposed")) {
+        const std::string gather = r.multigrid.at("decomposed").at("gather");
+        const bool device = cfg.backend == BackendKind::Cuda && !root_solve && slabs;
+        CHECK(gather == (device ? "device" : "host"), "{}: gathered through the {}", label, gather);
+      }
       if (r.multigrid.contains("decomposed") && stream_only && cfg.multigrid.fused &&
           cfg.material.uniform()) {
         const auto& finest = r.multigrid.at("decomposed").at("levels").at(0);
