@@ -5,8 +5,8 @@
 #     implicit heat: Crank-Nicolson, 10 steps (inputs/heat_implicit.yaml, time.end 0.05);
 #   * strong: 512^3 in all on 1 and 2 GPUs; weak: 512^3 per GPU (2 GPUs: 512 x 512 x 1024 on a
 #     1 x 1 x 2 box, so that cells stay cubes); 2 ranks split z ([1, 1, 2]), halos auto (IPC);
-#   * extras: agglomerate_below 64^3 (32^3 gathered; the default, 32^3, gathers 16^3) for
-#     multigrid strong and weak and Crank-Nicolson strong, and 128^3 for multigrid strong;
+#   * extras: agglomerate_below 32^3 (16^3 gathered) and 128^3 (64^3 gathered) around the
+#     default 64^3 (32^3 gathered), multigrid strong and weak, Crank-Nicolson strong at 32^3;
 #   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, 2 ranks).
 # Prints per run: wall seconds (set-up included), set-up, cycles, the hierarchy; a table of
 # speed-ups and efficiencies; and the per-level timing (seconds, halo exchanges, gathers) of
@@ -90,14 +90,15 @@ run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_strong_2 2 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_weak_2 2 "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
 if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
-stamp "extras: 1 GPU with eager module loading; agglomerate_below 64^3 and 128^3"
+stamp "extras: 1 GPU with eager module loading; agglomerate_below 32^3 and 128^3"
 RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_1_eager 1 1 "${POISSON[@]}" "${STRONG[@]}"
-B64=(--set solver.multigrid.agglomerate_below=262144)
-run multigrid_strong_2_below_64 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B64[@]}"
-run multigrid_weak_2_below_64 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B64[@]}"
-run cn_strong_2_below_64 2 1 "${HEAT[@]}" "${STRONG[@]}" "${B64[@]}"
-run multigrid_strong_2_below_128 2 1 "${POISSON[@]}" "${STRONG[@]}" \
-  --set solver.multigrid.agglomerate_below=2097152
+B32=(--set solver.multigrid.agglomerate_below=32768)
+B128=(--set solver.multigrid.agglomerate_below=2097152)
+run multigrid_strong_2_below_32 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B32[@]}"
+run multigrid_weak_2_below_32 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B32[@]}"
+run cn_strong_2_below_32 2 1 "${HEAT[@]}" "${STRONG[@]}" "${B32[@]}"
+run multigrid_strong_2_below_128 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B128[@]}"
+run multigrid_weak_2_below_128 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B128[@]}"
 fi
 
 stamp "table"
@@ -132,8 +133,8 @@ for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("cn", "Crank
           f"| {t(one) / t(st):.2f}x, {median(one) / median(st):.2f}x "
           f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.2f}, {median(one) / median(wk):.2f} "
           f"| {per:.2f} |")
-for label in ("multigrid_strong_2_below_64", "multigrid_weak_2_below_64", "cn_strong_2_below_64",
-              "multigrid_strong_2_below_128"):
+for label in ("multigrid_strong_2_below_32", "multigrid_weak_2_below_32", "cn_strong_2_below_32",
+              "multigrid_strong_2_below_128", "multigrid_weak_2_below_128"):
     one = "cn_1" if label.startswith("cn") else "multigrid_1"
     print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t(one) / t(label):.2f}, "
           f"{median(one) / median(label):.2f} (by wall, median) | | | |")
@@ -145,7 +146,7 @@ print()
 def fmt(v):
     return "-" if v is None else f"{v:.4f}"
 for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_strong_2",
-              "multigrid_strong_2_below_64"):
+              "multigrid_strong_2_below_128"):
     if label not in S:
         continue
     m = S[label]["multigrid"]
