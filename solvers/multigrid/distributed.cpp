@@ -135,15 +135,6 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   }
   if (agg_->root) {
     PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
-    // Inside a unit timed as a whole the gathered levels do not time their phases either
-    // (each would drain the device once more).
-    const bool coarse_timed = coarse_->timed_;
-    coarse_->timed_ = coarse_timed && timed_;
-    struct Restore {
-      bool& flag;
-      bool value;
-      ~Restore() { flag = value; }
-    } restore{coarse_->timed_, coarse_timed};
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
     if (!rhs) {
       agg_rhs_->copy_from_host(stage_global_.data());
@@ -223,17 +214,16 @@ void Multigrid<T>::exchange(int l, T* x) {
   ++timing_.exchanges[l];
 }
 
-template void Multigrid<float>::attach_deep_smoothing();
-template void Multigrid<float>::attach_split_exchanges(const HelmholtzOperator<float>&);
-template nlohmann::json Multigrid<float>::decomposition_report() const;
-template void Multigrid<float>::agglomerated_correction(int, float*, MultigridCycle);
-template SplitExchange<float> Multigrid<float>::timed_split(int, SplitExchange<float>);
-template void Multigrid<float>::exchange(int, float*);
-template void Multigrid<double>::attach_deep_smoothing();
-template void Multigrid<double>::attach_split_exchanges(const HelmholtzOperator<double>&);
-template nlohmann::json Multigrid<double>::decomposition_report() const;
-template void Multigrid<double>::agglomerated_correction(int, double*, MultigridCycle);
-template SplitExchange<double> Multigrid<double>::timed_split(int, SplitExchange<double>);
-template void Multigrid<double>::exchange(int, double*);
+// A decomposed hierarchy's members, defined here, for both precisions.
+#define HEATSOLVE_DISTRIBUTED_MEMBERS(T)                                           \
+  template void Multigrid<T>::attach_deep_smoothing();                             \
+  template void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>&); \
+  template nlohmann::json Multigrid<T>::decomposition_report() const;              \
+  template void Multigrid<T>::agglomerated_correction(int, T*, MultigridCycle);    \
+  template SplitExchange<T> Multigrid<T>::timed_split(int, SplitExchange<T>);      \
+  template void Multigrid<T>::exchange(int, T*);
+HEATSOLVE_DISTRIBUTED_MEMBERS(float)
+HEATSOLVE_DISTRIBUTED_MEMBERS(double)
+#undef HEATSOLVE_DISTRIBUTED_MEMBERS
 
 }  // namespace heatsolve

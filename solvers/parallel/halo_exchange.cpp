@@ -182,6 +182,24 @@ HaloTransport choose_transport(bool device_memory, HaloMode mode, bool* try_ipc)
   return HaloTransport::Staged;  // for the faces IPC cannot serve
 }
 
+// Trades one value per face with the neighbours: in[f] is what the neighbour across face f
+// sent through its face f^1 (tag + the sender's face). Collective over the neighbours.
+template <typename V>
+void swap_with_peers(MPI_Comm comm, const std::array<int, 6>& peers, const std::array<V, 6>& out,
+                     std::array<V, 6>& in, int tag) {
+  static_assert(std::is_trivially_copyable_v<V>, "sent as bytes");
+  MpiRequests reqs;
+  for (int f = 0; f < 6; ++f) {
+    if (peers[f] == MPI_PROC_NULL) continue;
+    check_mpi(
+        MPI_Irecv(&in[f], int(sizeof(V)), MPI_BYTE, peers[f], tag + (f ^ 1), comm, reqs.add()),
+        "MPI_Irecv (set-up)");
+    check_mpi(MPI_Isend(&out[f], int(sizeof(V)), MPI_BYTE, peers[f], tag + f, comm, reqs.add()),
+              "MPI_Isend (set-up)");
+  }
+  reqs.wait_all();
+}
+
 // Both neighbours of a face agree on IPC for each direction: each exports its two receive
 // buffers for the face (recv[f], each its own cudaMalloc), the other maps them when it
 // shares the node, and tells whether it could. Collective over the neighbours; tags
@@ -215,20 +233,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     for (int b = 0; b < 2; ++b)
       mine[f].ok &= device::ipc_export(recv[f][b], &mine[f].handles[b]) ? 1 : 0;
   }
-  {
-    MpiRequests reqs;
-    for (int f = 0; f < 6; ++f) {
-      if (peers[f] == MPI_PROC_NULL) continue;
-      // My ghost face f is filled by the neighbour's face f^1.
-      check_mpi(MPI_Irecv(&theirs[f], sizeof(Offer), MPI_BYTE, peers[f], tag_handles + (f ^ 1),
-                          comm, reqs.add()),
-                "MPI_Irecv");
-      check_mpi(
-          MPI_Isend(&mine[f], sizeof(Offer), MPI_BYTE, peers[f], tag_handles + f, comm, reqs.add()),
-          "MPI_Isend");
-    }
-    reqs.wait_all();
-  }
+  swap_with_peers(comm, peers, mine, theirs, tag_handles);  // my ghost face f: their face f^1
   for (int f = 0; f < 6; ++f) {
     if (peers[f] == MPI_PROC_NULL || !theirs[f].ok) continue;
     int node_rank = MPI_UNDEFINED;
@@ -244,19 +249,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     links->remote[f][1] = std::move(m1);
     mapped[f] = 1;
   }
-  // Per-face flags to the neighbours: in[f] = what the neighbour across face f said about
-  // its face f^1.
-  const auto swap_flags = [&](const std::array<int, 6>& out, std::array<int, 6>& in, int tag) {
-    MpiRequests reqs;
-    for (int f = 0; f < 6; ++f) {
-      if (peers[f] == MPI_PROC_NULL) continue;
-      check_mpi(MPI_Irecv(&in[f], 1, MPI_INT, peers[f], tag + (f ^ 1), comm, reqs.add()),
-                "MPI_Irecv");
-      check_mpi(MPI_Isend(&out[f], 1, MPI_INT, peers[f], tag + f, comm, reqs.add()), "MPI_Isend");
-    }
-    reqs.wait_all();
-  };
-  swap_flags(mapped, peer_mapped, tag_mapped);  // the probes were written before
+  swap_with_peers(comm, peers, mapped, peer_mapped, tag_mapped);  // the probes were written before
   for (int f = 0; f < 6; ++f) {
     if (!peer_mapped[f]) continue;
     std::uint64_t got[2] = {0, 0};
@@ -264,7 +257,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
                   device::ipc_probe_read(recv[f][1], &got[1]) &&
                   got[0] == probe(peers[f], f ^ 1, 0) && got[1] == probe(peers[f], f ^ 1, 1);
   }
-  swap_flags(verified, peer_verified, tag_verified);
+  swap_with_peers(comm, peers, verified, peer_verified, tag_verified);
   for (int f = 0; f < 6; ++f) {
     links->send[f] = mapped[f] && peer_verified[f];
     links->recv[f] = peer_mapped[f] && verified[f];
@@ -543,20 +536,8 @@ void MpiDeepHaloExchanger<T>::share_events() {
       mine[f].ok &= (face.events.sent[b] && face.events.unpacked[b]) ? 1 : 0;
     }
   }
-  const auto swap = [&](auto& out, auto& in, int tag) {
-    MpiRequests reqs;
-    for (int f = 0; f < 6; ++f) {
-      if (faces_[f].peer == MPI_PROC_NULL) continue;
-      check_mpi(MPI_Irecv(&in[f], sizeof in[f], MPI_BYTE, faces_[f].peer, tag + (f ^ 1), comm_,
-                          reqs.add()),
-                "MPI_Irecv (deep halo events)");
-      check_mpi(
-          MPI_Isend(&out[f], sizeof out[f], MPI_BYTE, faces_[f].peer, tag + f, comm_, reqs.add()),
-          "MPI_Isend (deep halo events)");
-    }
-    reqs.wait_all();
-  };
-  swap(mine, theirs, kTagEvents);
+  const std::array<int, 6> peers = peers_of(faces_);
+  swap_with_peers(comm_, peers, mine, theirs, kTagEvents);
   std::array<int, 6> opened{}, peer_opened{};
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
@@ -568,7 +549,7 @@ void MpiDeepHaloExchanger<T>::share_events() {
       opened[f] &= (face.events.peer_sent[b] && face.events.peer_unpacked[b]) ? 1 : 0;
     }
   }
-  swap(opened, peer_opened, kTagAgreed);
+  swap_with_peers(comm_, peers, opened, peer_opened, kTagAgreed);
   // Both sides of a face agree; the host still waits where any face is host-ordered (its
   // neighbour unpacks as soon as the message arrives).
   device_ordered_ = true;
