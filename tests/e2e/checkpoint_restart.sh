@@ -143,7 +143,7 @@ check "blow-up: every checkpoint left is finite" "$py" finite_checkpoints.py blo
 
 # ---- 7. MPI -------------------------------------------------------------------------------
 mpiexec=$(command -v mpiexec || true)
-if [[ -n $mpiexec ]] && "$bin" info | grep -Eiq '^ *MPI: *yes'; then
+if [[ -n $mpiexec ]] && "$bin" info | grep -Ei '^ *MPI: *yes' >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
   interrupt heat.yaml run_mpi USR1 0 "$mpiexec" --oversubscribe -np 2
   check "mpi: restarted 2-rank series bitwise equal to the single-rank one" \

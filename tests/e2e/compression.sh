@@ -120,7 +120,7 @@ PY
   plugins=$(dirname "$bin")/hdf5-plugins
   # (A sanitizer build's plugin cannot be loaded into ParaView's uninstrumented process.)
   if command -v pvpython >/dev/null 2>&1 && [[ -f $plugins/libheatsolve_h5zfp.so ]] &&
-    ! ldd "$plugins/libheatsolve_h5zfp.so" | grep -q 'lib[at]san'; then
+    ! ldd "$plugins/libheatsolve_h5zfp.so" | grep 'lib[at]san' >/dev/null; then
     cat >pvread.py <<'PY'
 import sys
 from paraview.simple import Xdmf3ReaderS

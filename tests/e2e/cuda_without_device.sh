@@ -8,7 +8,7 @@ set -uo pipefail
 bin=$(realpath "$1") src=$(realpath "$2") work=$3
 source "$src/tests/mpi/check.sh"
 fail=0
-if ! "$bin" info | grep -Eq '^ *GPU: *none'; then
+if ! "$bin" info | grep -E '^ *GPU: *none' >/dev/null; then
   echo "SKIP: this machine has a usable CUDA device"; exit 77
 fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1

@@ -10,7 +10,7 @@ mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 deck=$src/inputs/quickstart.yaml
 have_hdf5=0
-"$bin" info | grep -Eq '^ *HDF5 output: *yes' && have_hdf5=1
+"$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null && have_hdf5=1
 formats='[]'
 [[ $have_hdf5 -eq 1 ]] && formats='[hdf5]'
 common=(-q --set time.end= --set execution.backend=cpu --set "output.formats=$formats")

@@ -12,7 +12,7 @@
 set -uo pipefail
 bin=$(realpath "$1") src=$(realpath "$2") work=$3
 py=${PYTHON:-/usr/bin/python3}
-if ! "$bin" info | grep -Eq '^ *Catalyst in situ: *yes'; then
+if ! "$bin" info | grep -E '^ *Catalyst in situ: *yes' >/dev/null; then
   echo "SKIP: heatsolve built without Catalyst"; exit 77
 fi
 xvfb=$(command -v Xvfb || true)

@@ -56,7 +56,7 @@ after_failure() {
   if ! one_error_line "$log" "$cause"; then
     bad "$label: not one error line naming the cause ($cause)"
     cat "$log"
-  elif ! grep '^error: ' "$log" | grep -qF "$dir/"; then
+  elif ! grep '^error: ' "$log" | grep -F "$dir/" >/dev/null; then
     bad "$label: the error line names no file under $dir"
     cat "$log"
   fi

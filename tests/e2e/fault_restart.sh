@@ -135,7 +135,7 @@ check "6. ... equal to the uninterrupted run" same_outputs long_ref random long
 
 # ---- 7. MPI ----------------------------------------------------------------------------------------
 mpiexec=$(command -v mpiexec || true)
-if [[ -n $mpiexec ]] && "$bin" info | grep -Eiq '^ *MPI: *yes'; then
+if [[ -n $mpiexec ]] && "$bin" info | grep -Ei '^ *MPI: *yes' >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # HDF5 only: the VTK series of 2 ranks is made of pieces.
   HEATSOLVE_TEST_FAULT=checkpoint@30:KILL "$mpiexec" --oversubscribe -np 2 \

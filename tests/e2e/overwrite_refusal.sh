@@ -8,7 +8,7 @@ rm -rf "$work"
 mkdir -p "$work"
 out=$work/out
 formats='[]'
-if "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then formats='[hdf5]'; fi
+if "$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null; then formats='[hdf5]'; fi
 run() {
   "$bin" run "$src/inputs/quickstart.yaml" -q --set 'grid.cells=[8,8,8]' --set time.steps=2 \
     --set time.end= --set execution.backend=cpu --set "output.formats=$formats" \

@@ -8,7 +8,7 @@ bin=$1 src=$2 work=$3
 py=/usr/bin/python3
 post=$src/postproc
 
-if ! "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then
+if ! "$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null; then
   echo "SKIP: heatsolve built without HDF5 output"; exit 77
 fi
 if ! "$py" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
@@ -51,7 +51,7 @@ done
 
 # 1. Sine decay (3D, non-cubic box), outputs every 2 steps, HDF5 (+ VTK when built with it).
 have_vtk=0
-"$bin" info | grep -qE "VTK output: +yes" && have_vtk=1
+"$bin" info | grep -E "VTK output: +yes" >/dev/null && have_vtk=1
 formats='[hdf5]'
 [[ $have_vtk -eq 1 ]] && formats='[hdf5,vtk]'
 sine=$work/sine3d

@@ -6,7 +6,7 @@ set -euo pipefail
 bin=$1 src=$2 work=$3
 py=/usr/bin/python3
 
-if ! "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then
+if ! "$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null; then
   echo "SKIP: heatsolve built without HDF5 output"; exit 77
 fi
 if ! command -v pvpython >/dev/null 2>&1; then

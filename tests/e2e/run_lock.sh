@@ -21,7 +21,7 @@ check() {  # check <description> <command...>
 }
 has() { grep -q -- "$2" "$1"; }
 hdf5=no
-"$bin" info | grep -Eq '^ *HDF5 output: *yes' && hdf5=yes
+"$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null && hdf5=yes
 formats='[]'
 [[ $hdf5 == yes ]] && formats='[hdf5]'
 host=$(uname -n)
@@ -78,7 +78,7 @@ refused second "$bin" run deck.yaml "${short[@]}"
 refused overwrite "$bin" run deck.yaml "${short[@]}" --overwrite
 refused restart "$bin" run deck.yaml "${short[@]}" --restart latest
 mpiexec=$(command -v mpiexec || true)
-if [[ -n $mpiexec ]] && "$bin" info | grep -Eiq '^ *MPI: *yes'; then
+if [[ -n $mpiexec ]] && "$bin" info | grep -Ei '^ *MPI: *yes' >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   refused mpi timeout 60 "$mpiexec" --oversubscribe -np 2 "$bin" run deck.yaml "${short[@]}"
   check "mpi: the refusal is printed once" test "$(grep -c 'in use by another run' mpi.log)" = 1

@@ -59,7 +59,7 @@ for case in 3d:5 2d:4; do
   if [[ $nvti -ne $steps ]]; then
     echo "FAIL: $nvti .vti files in $out/${name}_vti, expected $steps"; status=1
   fi
-  if find "$out" -name '*.tmp.*' | grep -q .; then
+  if find "$out" -name '*.tmp.*' | grep . >/dev/null; then
     echo "FAIL: temporary files left in $out"; find "$out" -name '*.tmp.*'; status=1
   fi
   pvpython "$compare" "$out/$name.xdmf" "$out/$name.pvd" --array temperature --rtol 1e-12 \

@@ -3,7 +3,7 @@
 # finite_checkpoints.py checks a directory's checkpoints; heat_deck writes the heat deck.
 # Needs $bin, $py (python with h5py + numpy) and $backend; exits 77 (skip) without HDF5
 # output or h5py; writes its python scripts into the cwd.
-if ! "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then
+if ! "$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null; then
   echo "SKIP: heatsolve built without HDF5 output"; exit 77
 fi
 if ! "$py" -c 'import h5py, numpy' 2>/dev/null; then

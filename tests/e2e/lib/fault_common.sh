@@ -12,7 +12,7 @@
 #   hs ...             heatsolve with OMP_NUM_THREADS=1, stdout+stderr into $log; sets $rc
 #   one_error_line F [TEXT]   F holds exactly one error line ("error: ...", naming TEXT)
 #                      and nothing else but warnings (such as taking over a killed run's lock)
-if ! "$bin" info | grep -Eq '^ *HDF5 output: *yes'; then
+if ! "$bin" info | grep -E '^ *HDF5 output: *yes' >/dev/null; then
   echo "SKIP: heatsolve built without HDF5 output"; exit 77
 fi
 if ! "$py" -c 'import h5py, numpy' 2>/dev/null; then
@@ -23,7 +23,7 @@ export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 sanitized=0
 grep -qa __asan_init "$bin" && sanitized=1
 have_vtk=0
-"$bin" info | grep -Eq '^ *VTK output: *yes' && have_vtk=1
+"$bin" info | grep -E '^ *VTK output: *yes' >/dev/null && have_vtk=1
 formats='[hdf5]'
 [[ $have_vtk == 1 ]] && formats='[hdf5, vtk]'
 
@@ -47,7 +47,7 @@ hs() {
 # The log holds exactly one error line (naming $2 when given) and otherwise only warnings.
 one_error_line() {
   [[ $(grep -c '^error: ' "$1") -eq 1 ]] && [[ -z $(grep -v '^error: \|^warning: ' "$1") ]] &&
-    { [[ -z ${2:-} ]] || grep '^error: ' "$1" | grep -qF -- "$2"; }
+    { [[ -z ${2:-} ]] || grep '^error: ' "$1" | grep -F -- "$2" >/dev/null; }
 }
 
 fault_deck() {  # fault_deck <file> <name> [source value]
