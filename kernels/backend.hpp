@@ -299,6 +299,14 @@ class Backend {
     (void)coarse, (void)gc, (void)fine, (void)gf, (void)ratio, (void)p;
     throw BackendError("interpolate() is not implemented by backend " + name());
   }
+  // x += M r over the n interior cells of a small grid g (cells numbered x fastest): M is a
+  // column-major n x n matrix of this backend's memory, each row's sum in double over the
+  // columns in order (the coarsest level's direct solve: solvers/multigrid/coarse_direct.hpp).
+  // Reads no ghosts; the same bits on every backend.
+  virtual void dense_apply_add(const T* m, const T* r, T* x, const GridDesc& g) {
+    (void)m, (void)r, (void)x, (void)g;
+    throw BackendError("dense_apply_add() is not implemented by backend " + name());
+  }
   // sum a*b over the interior, accumulated in double, deterministic.
   virtual double dot(const T* a, const T* b, const GridDesc& g) {
     (void)a, (void)b, (void)g;

@@ -8,6 +8,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/field/cpu/convert_cpu.hpp"
+#include "kernels/multigrid/cpu/dense_apply_cpu.hpp"
 #include "kernels/multigrid/cpu/transfer_cpu.hpp"
 #include "kernels/stencil/cpu/variable_cpu.hpp"
 
@@ -121,6 +122,9 @@ class CpuBackend final : public Backend<T> {
   void interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                    const std::array<int, 3>& ratio, Prolongation p) override {
     cpu_interpolate(coarse, gc, fine, gf, ratio, p);
+  }
+  void dense_apply_add(const T* m, const T* r, T* x, const GridDesc& g) override {
+    cpu_dense_apply_add(m, r, x, g);
   }
   double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
   void stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,

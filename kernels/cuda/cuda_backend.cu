@@ -17,6 +17,7 @@
 #include "kernels/field/cuda/field_ops.cuh"
 #include "kernels/gemm/cuda/gemm.cuh"
 #include "kernels/halo/cuda/halo_pack.hpp"
+#include "kernels/multigrid/cuda/dense_apply.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/reduction/cuda/reduction.cuh"
 #include "kernels/stencil/cuda/ghost_rules.cuh"
@@ -420,6 +421,9 @@ class CudaBackend final : public Backend<T> {
   void interpolate(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                    const std::array<int, 3>& ratio, Prolongation p) override {
     launch_interpolate<T>(coarse, gc, fine, gf, ratio, p, stream_);
+  }
+  void dense_apply_add(const T* m, const T* r, T* x, const GridDesc& g) override {
+    launch_dense_apply_add<T>(m, r, x, g, stream_);
   }
   double dot(const T* a, const T* b, const GridDesc& g) override {
     return dot_interior<T>(a, b, g, stream_, &reduce_ws_);

@@ -218,6 +218,9 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
                           {"per_level", t.per_level}};
   };
   j["seconds"] = mixed_ ? seconds(mixed_->multigrid().timing()) : seconds(mg_->timing());
+  // The coarsest level: "direct" (a dense inverse on the device) or "cg"; the CG's
+  // iterations in the last solve (0 when direct).
+  j["coarse_solver"] = mixed_ ? mixed_->multigrid().coarse_solver() : mg_->coarse_solver();
   j["coarse_cg_iterations"] = coarse_iterations();
   // Decomposed: the levels' placement (distributed, gathered), exchanges and gathers.
   if (const nlohmann::json d =

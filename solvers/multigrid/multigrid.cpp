@@ -104,8 +104,9 @@ Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSetting
 
 template <typename T>
 Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSettings& settings,
-                        const std::vector<double>& weights, bool smooth_finest)
+                        const std::vector<double>& weights, bool smooth_finest, bool singular)
     : settings_(settings),
+      singular_(singular),
       smooth_finest_(smooth_finest),
       weights_(weights),
       clock_(fine.backend()) {
@@ -147,7 +148,10 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     }
     // The vector is complete: the solver may keep a reference to its level's operator.
     Level& last = levels_.back();
-    last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
+    if (DirectCoarseSolver<T>::suits(last.op))
+      last.direct = std::make_unique<DirectCoarseSolver<T>>(last.op, singular_);
+    else
+      last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   } else {
     // Decomposed: the finest level's exchanges are timed too. Split exchanges (overlap) are
     // attached below, once the transport is known.
@@ -250,10 +254,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       // Gathered at a distributed level itself (blocks that do not halve evenly): the ranks
       // have smoothed it; the solving ranks correct from its coarser levels only, as the
       // serial cycle does.
-      coarse_ = std::unique_ptr<Multigrid<T>>(
-          new Multigrid<T>(global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}));
-      coarse_->singular_ = singular_;
-      if (singular_) coarse_->build_ones();
+      coarse_ = std::unique_ptr<Multigrid<T>>(new Multigrid<T>(
+          global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}, singular_));
       agg_corr_ = backend.allocate(gc.padded_size());
       if (agg_->make_device_gather) device_gather_ = agg_->make_device_gather(backend);
       if (!device_gather_) {
@@ -319,6 +321,12 @@ std::string Multigrid<T>::describe() const {
       add(agg_->global_coarse);
   }
   return s;
+}
+
+template <typename T>
+std::string Multigrid<T>::coarse_solver() const {
+  if (agg_) return coarse_ ? coarse_->coarse_solver() : std::string();
+  return levels_.back().direct ? "direct" : "cg";
 }
 
 template <typename T>
@@ -505,15 +513,22 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   return exchanged;
 }
 
-// The coarsest level: x += e with A e = f - A x solved by conjugate gradients (zero face
-// values, e from 0) to a relative residual of settings.coarse_tolerance. Coarse levels
-// start from x = 0, so e is their solution; a hierarchy of one level corrects the caller's x.
+// The coarsest level: x += e with A e = f - A x (zero face values), solved directly or by
+// conjugate gradients (e from 0) to a relative residual of settings.coarse_tolerance. Coarse
+// levels start from x = 0, so e is their solution; a hierarchy of one level corrects the
+// caller's x.
 template <typename T>
 void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
+  Level& lv = levels_[l];
+  PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
+  if (lv.direct) {  // the singular projection is inside the matrix
+    level_residual(l, x, f, lv.r->data(), m);
+    lv.direct->solve_add(lv.r->data(), x);
+    coarse_iterations_ = 0;
+    return;
+  }
   {
-    Level& lv = levels_[l];
     const FieldSpace<T>& s = lv.op.space();
-    PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
     Pcg<T>& cg = *lv.cg;
     T* e = lv.tmp->data();
     level_residual(l, x, f, cg.residual(), m);

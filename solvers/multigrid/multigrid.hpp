@@ -2,7 +2,9 @@
 // split: the cycles here know no stencil; each level's operator owns its sweeps, residual,
 // application and face rules, solvers/operator/helmholtz.hpp). The smoother is weighted
 // (Chebyshev) Jacobi, the transfers Backend::restrict_average and prolong_add, and the
-// coarsest level is solved by conjugate gradients (solvers/steady/pcg.hpp).
+// coarsest level is solved directly (a dense inverse applied on the device,
+// solvers/multigrid/coarse_direct.hpp) where it has at most 256 cells, else by conjugate
+// gradients (solvers/steady/pcg.hpp).
 //
 // Levels halve every axis that is even, at least 4 cells long and not much coarser than the
 // finest axis (semi-coarsening keeps anisotropic cells near isotropic, as PFMG does); the
@@ -24,6 +26,7 @@
 
 #include "core/multigrid.hpp"
 #include "solvers/multigrid/agglomeration.hpp"
+#include "solvers/multigrid/coarse_direct.hpp"
 #include "solvers/multigrid/phase_timer.hpp"
 #include "solvers/operator/helmholtz.hpp"
 #include "solvers/steady/pcg.hpp"
@@ -102,7 +105,11 @@ class Multigrid : public Preconditioner<T> {
   // Decomposed grids: per level, where it is solved (distributed blocks, or gathered on
   // every rank / rank 0), its grid and time; null for a serial hierarchy.
   nlohmann::json decomposition_report() const;
+  // The last coarsest solve's conjugate-gradient iterations (0: solved directly).
   int coarse_iterations() const { return coarse_iterations_; }
+  // "direct" or "cg": how this rank's coarsest level is solved ("" on a rank that solves no
+  // gathered levels).
+  std::string coarse_solver() const;
 
   // Padded fields of the local grid `fine` that a hierarchy built on it allocates (the
   // finest level's own fields are the caller's), for the memory preflight.
@@ -117,11 +124,13 @@ class Multigrid : public Preconditioner<T> {
     HelmholtzOperator<T> op;
     std::array<int, 3> ratio{1, 1, 1};  // to the next coarser level
     std::unique_ptr<Array<T>> u, f, r, tmp, ones;
-    std::unique_ptr<Pcg<T>> cg;  // the coarsest level's solver
+    // The coarsest level's solver: direct where it suits, else conjugate gradients.
+    std::unique_ptr<DirectCoarseSolver<T>> direct;
+    std::unique_ptr<Pcg<T>> cg;
   };
   // A hierarchy of its own (the agglomerated coarse levels on rank 0).
   Multigrid(const HelmholtzOperator<T>& fine, const MultigridSettings& settings,
-            const std::vector<double>& weights, bool smooth_finest);
+            const std::vector<double>& weights, bool smooth_finest, bool singular);
   void build(const HelmholtzOperator<T>& fine, std::unique_ptr<Agglomeration<T>> agglomeration);
   void build_ones();  // a field of ones per level (singular problems' mean removal)
   const GridDesc& grid(int l) const { return levels_[l].op.grid(); }

@@ -88,9 +88,9 @@ Solve solve(const Config& cfg) {
 // ---- Mixed precision -----------------------------------------------------------------------
 
 // The double solve and the mixed one of the same deck: the same solution to 1e-9, the
-// tolerance reached, cycle counts within one.
+// tolerance reached, cycle counts within `extra_cycles` (one, but see VariableCoefficients).
 void expect_mixed_matches_double(const std::string& label, const std::string& text,
-                                 double tolerance) {
+                                 double tolerance, int extra_cycles = 1) {
   const Solve d = solve(deck(text));
   const Config cfg_m = deck(text, {"execution.precision=mixed"});
   ASSERT_TRUE(cfg_m.mixed_precision);
@@ -103,7 +103,7 @@ void expect_mixed_matches_double(const std::string& label, const std::string& te
   EXPECT_EQ(m.r.multigrid.at("hierarchy_precision"), "float") << label;
   const double diff = relative_difference(m.u, d.u);
   EXPECT_LE(diff, 1e-9) << label;
-  EXPECT_LE(std::abs(cycles(m.r) - cycles(d.r)), 1) << label;
+  EXPECT_LE(std::abs(cycles(m.r) - cycles(d.r)), extra_cycles) << label;
   std::printf(
       "[ measured ] %-32s double %2d cycles (factor %.4f), mixed %2d (factor %.4f), residual "
       "%.2e, max rel. diff %.1e\n",
@@ -182,7 +182,11 @@ TEST(MixedPrecision, VariableCoefficients) {
       "solver: {method: mg-cg, tolerance: 1.0e-10}\n"
       "execution: {backend: cpu, precision: double}\n"
       "output: {formats: []}\n";
-  expect_mixed_matches_double("mg-cg sphere 1:1000", text, 1e-10);
+  // Float's rounding of conductances 1000x apart weakens the float V-cycle as a preconditioner
+  // below ~1e-4 (factors 0.5-0.8 where double's are 0.1-0.2). Measured mg-cg iterations,
+  // double / mixed: 14/18 at 24^3, 15/17 at 32^3, 12/12 at 40^3, 17/20 at 48^3 (a CG coarsest
+  // solve: 17, 16, 12, 20).
+  expect_mixed_matches_double("mg-cg sphere 1:1000", text, 1e-10, 3);
 }
 
 // Implicit steps: Crank-Nicolson at 100x the explicit limit, each step solved in mixed
