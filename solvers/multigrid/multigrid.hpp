@@ -87,7 +87,8 @@ class Multigrid : public Preconditioner<T> {
   // coarsest level solved, then on each finer level the coarser solution interpolated
   // (Backend::interpolate: cubic with the linear prolongation, else the hierarchy's own)
   // and one V-cycle. u's values on entry are not used; f null means zero. A decomposed
-  // hierarchy (coarse levels on rank 0) runs one V-cycle from u = 0 instead.
+  // hierarchy starts the nested iteration at its last distributed level with a V-cycle from
+  // zero (a finest level that is the only distributed one: one V-cycle from u = 0).
   void fmg(T* u, const T* f, BoundaryMode m);
   // x -= mean(x) (singular problems; otherwise nothing).
   void remove_mean(T* x);
