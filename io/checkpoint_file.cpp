@@ -377,6 +377,29 @@ void write_checkpoint(const std::string& path, const CheckpointState& state, MPI
 
 namespace {
 
+// Each dataset of the group /fields with the grid's file shape `gdims` (`bad(why)` otherwise,
+// which throws): fn(name, "file:/fields/name", dataset, its dataspace).
+template <class Bad, class Fn>
+void for_each_field(hid_t fields, const std::string& path, const std::vector<hsize_t>& gdims,
+                    Bad&& bad, Fn&& fn) {
+  H5G_info_t info;
+  h5::check(H5Gget_info(fields, &info), "list fields in " + path);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256] = {0};
+    if (H5Lget_name_by_idx(fields, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                           H5P_DEFAULT) < 0)
+      h5::fail("list fields in " + path);
+    const std::string where = path + ":/fields/" + name;
+    h5::Dataset d(H5Dopen2(fields, name, H5P_DEFAULT), "open " + where);
+    h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
+    std::vector<hsize_t> dims(gdims.size());
+    if (H5Sget_simple_extent_ndims(space.get()) != static_cast<int>(gdims.size()) ||
+        (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), dims != gdims))
+      bad(fmt::format("field '{}' does not have the grid's shape", name));
+    fn(static_cast<const char*>(name), where, d.get(), space.get());
+  }
+}
+
 CheckpointState read_impl(const std::string& path, const Block* block) {
   h5::silence_errors();
   if (!fs::exists(path)) throw std::runtime_error(fmt::format("checkpoint '{}' not found", path));
@@ -476,38 +499,26 @@ CheckpointState read_impl(const std::string& path, const Block* block) {
   check_block_in_grid(s, *block, path);
   s.block = *block;
   h5::Group fields(H5Gopen2(root, "fields", H5P_DEFAULT), "open group fields in " + path);
-  H5G_info_t info;
-  h5::check(H5Gget_info(fields.get(), &info), "list fields in " + path);
-  const std::array<int, 3> cells = s.cells;
-  const auto gdims = file_dims(s.dims, cells);
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    char name[256] = {0};
-    if (H5Lget_name_by_idx(fields.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
-                           H5P_DEFAULT) < 0)
-      h5::fail("list fields in " + path);
-    const std::string where = path + ":/fields/" + name;
-    h5::Dataset d(H5Dopen2(fields.get(), name, H5P_DEFAULT), "open " + where);
-    h5::Dataspace fspace(H5Dget_space(d.get()), "dataspace of " + where);
-    std::vector<hsize_t> dims(gdims.size());
-    if (H5Sget_simple_extent_ndims(fspace.get()) != static_cast<int>(gdims.size()) ||
-        (H5Sget_simple_extent_dims(fspace.get(), dims.data(), nullptr), dims != gdims))
-      bad_file(path, fmt::format("field '{}' does not have the grid's shape", name));
-    CheckpointField f;
-    f.name = name;
-    f.bytes.resize(block->size() * value_size(s.precision));
-    if (block->size() > 0) {
-      const auto off = file_dims(s.dims, block->offset), cnt = file_dims(s.dims, block->count);
-      h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, off.data(), nullptr, cnt.data(),
-                                    nullptr),
-                "select block in " + where);
-      const hsize_t n = block->size();
-      h5::Dataspace mspace(H5Screate_simple(1, &n, nullptr), "memory dataspace");
-      h5::check(H5Dread(d.get(), h5_type(s.precision), mspace.get(), fspace.get(), H5P_DEFAULT,
-                        f.bytes.data()),
-                "read " + where);
-    }
-    s.fields.push_back(std::move(f));
-  }
+  const auto bad = [&](const std::string& why) { bad_file(path, why); };
+  for_each_field(
+      fields.get(), path, file_dims(s.dims, s.cells), bad,
+      [&](const char* name, const std::string& where, hid_t d, hid_t fspace) {
+        CheckpointField f;
+        f.name = name;
+        f.bytes.resize(block->size() * value_size(s.precision));
+        if (block->size() > 0) {
+          const auto off = file_dims(s.dims, block->offset), cnt = file_dims(s.dims, block->count);
+          h5::check(
+              H5Sselect_hyperslab(fspace, H5S_SELECT_SET, off.data(), nullptr, cnt.data(), nullptr),
+              "select block in " + where);
+          const hsize_t n = block->size();
+          h5::Dataspace mspace(H5Screate_simple(1, &n, nullptr), "memory dataspace");
+          h5::check(
+              H5Dread(d, h5_type(s.precision), mspace.get(), fspace, H5P_DEFAULT, f.bytes.data()),
+              "read " + where);
+        }
+        s.fields.push_back(std::move(f));
+      });
   return s;
 }
 
@@ -546,27 +557,15 @@ void verify_checkpoint(const std::string& path, const CheckpointState& header) {
         damaged(fmt::format("field '{}' is missing", name));
     const auto gdims = file_dims(header.dims, header.cells);
     const hid_t type = h5_type(header.precision);
-    H5G_info_t info;
-    h5::check(H5Gget_info(fields.get(), &info), "list fields in " + path);
-    for (hsize_t i = 0; i < info.nlinks; ++i) {
-      char name[256] = {0};
-      if (H5Lget_name_by_idx(fields.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
-                             H5P_DEFAULT) < 0)
-        h5::fail("list fields in " + path);
-      const std::string where = path + ":/fields/" + name;
-      h5::Dataset d(H5Dopen2(fields.get(), name, H5P_DEFAULT), "open " + where);
-      h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
-      std::vector<hsize_t> dims(gdims.size());
-      if (H5Sget_simple_extent_ndims(space.get()) != static_cast<int>(gdims.size()) ||
-          (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), dims != gdims))
-        damaged(fmt::format("field '{}' does not have the grid's shape", name));
-      h5::Datatype stored(H5Dget_type(d.get()), "type of " + where);
-      if (H5Tget_class(stored.get()) != H5T_FLOAT ||
-          H5Tget_size(stored.get()) != value_size(header.precision))
-        damaged(fmt::format("field '{}' is not stored in {} precision", name,
-                            to_string(header.precision)));
-      h5::read_chunkwise(d.get(), type, value_size(header.precision), gdims, where);
-    }
+    for_each_field(fields.get(), path, gdims, damaged,
+                   [&](const char* name, const std::string& where, hid_t d, hid_t) {
+                     h5::Datatype stored(H5Dget_type(d), "type of " + where);
+                     if (H5Tget_class(stored.get()) != H5T_FLOAT ||
+                         H5Tget_size(stored.get()) != value_size(header.precision))
+                       damaged(fmt::format("field '{}' is not stored in {} precision", name,
+                                           to_string(header.precision)));
+                     h5::read_chunkwise(d, type, value_size(header.precision), gdims, where);
+                   });
     for (const auto& [name, type, size] : {std::tuple{"residual_history", H5T_NATIVE_DOUBLE, 8},
                                            {"decomposition/blocks", H5T_NATIVE_INT, 4}}) {
       h5::Dataset d(H5Dopen2(root, name, H5P_DEFAULT), fmt::format("open {} in {}", name, path));
