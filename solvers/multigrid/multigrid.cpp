@@ -146,12 +146,6 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       levels_.back().ratio = ratio;
       levels_.push_back(make_level(levels_.back().op.coarsened(FieldSpace<T>(backend, c)), true));
     }
-    // The vector is complete: the solver may keep a reference to its level's operator.
-    Level& last = levels_.back();
-    if (DirectCoarseSolver<T>::suits(last.op))
-      last.direct = std::make_unique<DirectCoarseSolver<T>>(last.op, singular_);
-    else
-      last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   } else {
     // Decomposed: the finest level's exchanges are timed too. Split exchanges (overlap) are
     // attached below, once the transport is known.
@@ -278,6 +272,17 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       else if (l > 0 && !settings_.fused)
         backend.prepare(grid(int(l)));
     }
+  // The coarsest level's solver (the vector is complete: it may keep a reference to the
+  // level's operator). The direct one probes the operator with sweeps: after the tuning
+  // above, so that they take the untimed choice (a timed one could be collective, and the
+  // gathered levels may live on rank 0 alone).
+  if (!agg_) {
+    Level& last = levels_.back();
+    if (DirectCoarseSolver<T>::suits(last.op))
+      last.direct = std::make_unique<DirectCoarseSolver<T>>(last.op, singular_);
+    else
+      last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
+  }
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);
   timing_.exchanges.assign(levels_.size(), 0);
