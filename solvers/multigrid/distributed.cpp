@@ -142,7 +142,9 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
     }
     global.space().zero(agg_corr_->data());
     const BoundaryMode zero = BoundaryMode::Homogeneous;
-    if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
+    if (type == MultigridCycle::FMG) {  // a full-multigrid pass's start (Multigrid::fmg)
+      coarse_->fmg(agg_corr_->data(), rhs, zero);
+    } else if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
       coarse_->visit(0, agg_corr_->data(), rhs, type, zero);
     } else {  // the next coarser level: as visit() corrects from the next level
       if (type == MultigridCycle::F) coarse_->visit(0, agg_corr_->data(), rhs, type, zero);

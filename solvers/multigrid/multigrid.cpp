@@ -475,6 +475,25 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   return correct_and_smooth(l, x, f, type, m, cur, other, exchanged);
 }
 
+// The residual of x restricted into the next level's f (stored in lv.r only where the sweep
+// cannot be fused; into the gathered level's block at the last distributed level, or copied
+// there where its blocks do not halve), and the next level's correction zeroed, in one timed
+// phase. `exchanged`: x's Exchange ghosts hold the neighbours' values.
+template <typename T>
+void Multigrid<T>::restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged) {
+  Level& lv = levels_[l];
+  Level& lc = levels_[l + 1];
+  PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
+  if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
+    lv.op.residual(x, f, lv.r->data(), mode(l, m));
+    lv.op.backend().restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
+  } else {
+    lv.op.residual_restrict(x, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(), mode(l, m),
+                            settings_.fused, exchanged);
+  }
+  if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
+}
+
 // The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch;
 // `exchanged`: cur's Exchange ghosts hold the neighbours' values): the coarse-grid correction,
 // post-smoothing, the iterate back in x.
@@ -485,20 +504,7 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   Level& lv = levels_[l];
   Backend<T>& backend = lv.op.backend();
   Level& lc = levels_[l + 1];
-  {
-    // The residual restricted into the next level's f (stored in lv.r only where the sweep
-    // cannot be fused; into the gathered level's block at the last distributed level, or copied
-    // there where its blocks do not halve), and the correction zeroed, in one timed phase.
-    PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
-    if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
-      lv.op.residual(cur, f, lv.r->data(), mode(l, m));
-      backend.restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
-    } else {
-      lv.op.residual_restrict(cur, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(), mode(l, m),
-                              settings_.fused, exchanged);
-    }
-    if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
-  }
+  restrict_residual(l, cur, f, m, exchanged);
   if (agg_ && l == last_distributed()) {
     agglomerated_correction(l, cur, type);
   } else {
@@ -561,8 +567,7 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
   pending_ = {};
   Backend<T>& backend = levels_[0].op.backend();
   // The bottom of the nested iteration: the coarsest level, solved; on a decomposed grid the
-  // last distributed level, solved by V-cycles from zero (their coarse-grid corrections come
-  // from the gathered levels, which have no nested iteration of their own).
+  // last distributed level, started from the gathered levels' own pass.
   const int bottom = agg_ ? last_distributed() : int(levels_.size()) - 1;
   const auto x = [&](int l) { return l == 0 ? u : levels_[l].u->data(); };
   const auto rhs = [&](int l) -> const T* { return l == 0 ? f : levels_[l].f->data(); };
@@ -581,9 +586,11 @@ void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
   }
   levels_[bottom].op.space().zero(x(bottom));
   if (agg_) {
-    // Two V-cycles on a coarse bottom (serial nested iteration would have solved it more
-    // closely still; one left the 2-4 rank tests two cycles behind the serial solve, two
-    // within one); one on the finest level, which is then the whole pass.
+    // The bottom's residual from zero restricted and gathered, the gathered levels' own full
+    // multigrid pass on it (zero faces: the deck's face values are in the residual),
+    // prolongated; then a V-cycle of the bottom level.
+    restrict_residual(bottom, x(bottom), rhs(bottom), m, false);
+    agglomerated_correction(bottom, x(bottom), MultigridCycle::FMG);
     const int cycles = bottom > 0 ? 2 : 1;
     for (int c = 0; c < cycles; ++c) visit(bottom, x(bottom), rhs(bottom), MultigridCycle::V, m);
   } else {

@@ -87,8 +87,8 @@ class Multigrid : public Preconditioner<T> {
   // coarsest level solved, then on each finer level the coarser solution interpolated
   // (Backend::interpolate: cubic with the linear prolongation, else the hierarchy's own)
   // and one V-cycle. u's values on entry are not used; f null means zero. A decomposed
-  // hierarchy starts the nested iteration at its last distributed level with a V-cycle from
-  // zero (a finest level that is the only distributed one: one V-cycle from u = 0).
+  // hierarchy starts the nested iteration at its last distributed level: the gathered
+  // levels' pass on its residual from zero (zero faces), prolongated, then a V-cycle.
   void fmg(T* u, const T* f, BoundaryMode m);
   // x -= mean(x) (singular problems; otherwise nothing).
   void remove_mean(T* x);
@@ -148,6 +148,8 @@ class Multigrid : public Preconditioner<T> {
   bool smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m,
               bool fill_source = false);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
+  // The residual of x on level l restricted into level l + 1's f, its u zeroed (timed).
+  void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   bool correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
@@ -156,7 +158,8 @@ class Multigrid : public Preconditioner<T> {
   void coarse_solve(int l, T* x, const T* f, BoundaryMode m = BoundaryMode::Homogeneous);
   void level_remove_mean(int l, T* x);
   // The last distributed level l: its residual restricted, gathered, corrected by the
-  // gathered hierarchy and the correction prolongated onto x.
+  // gathered hierarchy (a `type` cycle; FMG: its full-multigrid pass) and the correction
+  // prolongated onto x.
   void agglomerated_correction(int l, T* x, MultigridCycle type);
   // Fills the Exchange ghosts of x on level l (timed).
   void exchange(int l, T* x);

@@ -73,8 +73,9 @@ struct Case {
   std::string name;
   Config cfg;
   // Multigrid: cycles the decomposed run may take beyond the serial one's, or save (full
-  // multigrid's nested iteration starts at the last distributed level, and its cubic stencils
-  // are one-sided at the blocks' edges). Heat: in all its steps.
+  // multigrid's nested iteration starts at the last distributed level, prolongates the
+  // gathered levels' pass linearly, and its cubic stencils are one-sided at the blocks'
+  // edges).
   int extra_cycles = 0;
 };
 
@@ -733,8 +734,8 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"mgcg3d-mixed-precision", c});
     c.method = SolverMethod::Multigrid;
     out.push_back({"mg3d-mixed-precision", c});
-    // Full multigrid: nested iteration from the last distributed level (here the finest: one
-    // V-cycle from zero); "-dist" below distributes more.
+    // Full multigrid with the finest level alone distributed: the gathered levels' pass
+    // prolongated, then a V-cycle; "-dist" below distributes more.
     c.mixed_precision = false;
     c.multigrid.cycle = MultigridCycle::FMG;
     out.push_back({"mg3d-fmg", c, 3});
@@ -853,8 +854,8 @@ std::vector<Case> multigrid_cases() {
     c.method = SolverMethod::Multigrid;
     c.multigrid.cycle = MultigridCycle::F;
     out.push_back({"mg3d-fcycle-dist", distributed(c, 0)});
-    // Full multigrid's nested iteration over the distributed levels (from the last one's
-    // V-cycle from zero; one-sided cubic stencils at the blocks' edges).
+    // Full multigrid's nested iteration over the distributed levels (from the gathered
+    // levels' pass at the last one; one-sided cubic stencils at the blocks' edges).
     c.multigrid.cycle = MultigridCycle::FMG;
     out.push_back({"mg3d-fmg-dist", distributed(c, 0), 3});
   }
@@ -1034,8 +1035,8 @@ void test_multigrid_equivalence() {
       }
       const double cycles = double(r.multigrid.at("cycles"));
       // Full multigrid: within one cycle where its nested iteration ran over distributed
-      // levels; where the finest level alone is distributed its pass is a V-cycle from zero
-      // (cs.extra_cycles, or one per implicit step).
+      // levels; where the finest level alone is distributed, cs.extra_cycles (one per
+      // implicit step).
       double extra = cs.extra_cycles;
       if (cfg.multigrid.cycle == MultigridCycle::FMG) {
         const bool nested = r.multigrid.contains("decomposed") &&
