@@ -79,11 +79,13 @@ stamp "warm-up process (not measured)"
 "$HS" run "${POISSON[@]}" --set "grid.cells=[64,64,64]" -q --set output.directory="$WORK/warmup" \
   --set "output.formats=[]" >"$WORK/warmup.log" 2>&1 || tail -3 "$WORK/warmup.log"
 
-for m in multigrid mg-cg; do
+for m in multigrid mg-cg fmg; do
   stamp "Poisson $m: 1 GPU ${N}^3, 2 GPUs strong ${N}^3, 2 GPUs weak ${N}^2 x $((2 * N))"
-  run "${m}_1" 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" --set solver.method=$m
-  run "${m}_strong_2" 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" --set solver.method=$m
-  run "${m}_weak_2" 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" --set solver.method=$m
+  M=(--set solver.method=$m)
+  [ "$m" = fmg ] && M=(--set solver.method=multigrid --set solver.multigrid.cycle=fmg)
+  run "${m}_1" 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
+  run "${m}_strong_2" 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
+  run "${m}_weak_2" 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${M[@]}"
 done
 stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, 2 GPUs strong, 2 GPUs weak"
 run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
@@ -125,7 +127,8 @@ print(f"wall seconds (set-up included), fastest of the repeats; weak: {n}^3 per 
 print("| case | 1 GPU | 2 GPUs strong | speed-up (target >= 1.6): wall, median cycle | 2 GPUs weak "
       "| weak efficiency (target >= 0.85): wall, median cycle | per cycle |")
 print("|---|---|---|---|---|---|---|")
-for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("cn", "Crank-Nicolson 10 steps")):
+for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("fmg", "multigrid, cycle fmg"),
+                   ("cn", "Crank-Nicolson 10 steps")):
     one, st, wk = f"{case}_1", f"{case}_strong_2", f"{case}_weak_2"
     per = (t(one) / max(cyc(one), 1)) / (t(wk) / max(cyc(wk), 1)) if cyc(wk) else float("nan")
     print(f"| {name} | {t(one):.3f} s, {cyc(one)} cycles (set-up {setup(one):.3f}) "
