@@ -858,6 +858,9 @@ std::vector<Case> multigrid_cases() {
     // levels' pass at the last one; one-sided cubic stencils at the blocks' edges).
     c.multigrid.cycle = MultigridCycle::FMG;
     out.push_back({"mg3d-fmg-dist", distributed(c, 0), 3});
+    c.mixed_precision = true;  // the float hierarchy's pass (FloatCorrection::fmg), gathered too
+    out.push_back({"mg3d-fmg-mixed-precision-dist", distributed(c, 0), 3});
+    c.mixed_precision = false;
   }
   {  // 64^3, every level of at least 512 cells distributed (to 8^3 blocks of 4^3 on 8 ranks)
     Config c = poisson(base_config(3, {64, 64, 64}, 0, Precision::Double), 1e-10);
