@@ -105,9 +105,9 @@ std::vector<double> solution_matrix(std::vector<double> a, std::size_t n, bool s
     for (std::size_t i = k + 1; i < n; ++i)
       if (std::abs(b[i * n + k]) > std::abs(b[p * n + k])) p = i;
     if (!(std::abs(b[p * n + k]) > tiny))
-      throw std::runtime_error("multigrid: the coarsest level's operator (" + std::to_string(n) +
-                               " cells) is singular" +
-                               (singular ? " beyond the constants" : std::string()));
+      throw SingularCoarseLevel("multigrid: the coarsest level's operator (" + std::to_string(n) +
+                                " cells) is singular" +
+                                (singular ? " beyond the constants" : std::string()));
     if (p != k)
       for (std::size_t j = 0; j < n; ++j) {
         std::swap(b[k * n + j], b[p * n + j]);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "solvers/operator/helmholtz.hpp"
@@ -39,12 +40,18 @@ class DirectCoarseSolver {
   std::unique_ptr<Array<T>> m_;  // column-major n x n
 };
 
+// A coarsest operator that is singular beyond the constants to rounding (e.g. a shift far
+// below the Laplacian's scale): no inverse to store. Multigrid falls back to CG then.
+struct SingularCoarseLevel : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 namespace coarse_direct {
 // A's columns (column-major n x n, interior cells x fastest), probed by applying the operator
 // (zero face values) to sums of unit vectors whose rows do not overlap.
 template <typename T>
 std::vector<double> probe_matrix(const HelmholtzOperator<T>& op);
-// M as above from A (column-major, n x n); std::runtime_error where A is singular beyond
+// M as above from A (column-major, n x n); SingularCoarseLevel where A is singular beyond
 // the constants.
 std::vector<double> solution_matrix(std::vector<double> a, std::size_t n, bool singular);
 }  // namespace coarse_direct

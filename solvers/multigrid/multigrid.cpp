@@ -278,10 +278,13 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   // gathered levels may live on rank 0 alone).
   if (!agg_) {
     Level& last = levels_.back();
-    if (DirectCoarseSolver<T>::suits(last.op))
-      last.direct = std::make_unique<DirectCoarseSolver<T>>(last.op, singular_);
-    else
-      last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
+    if (DirectCoarseSolver<T>::suits(last.op)) {
+      try {
+        last.direct = std::make_unique<DirectCoarseSolver<T>>(last.op, singular_);
+      } catch (const SingularCoarseLevel&) {  // no inverse to rounding: CG, which copes or not
+      }
+    }
+    if (!last.direct) last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   }
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);

@@ -161,9 +161,20 @@ TEST(CoarseDirect, SingularMatrixIsAnError) {
   try {
     (void)coarse_direct::solution_matrix(a, 2, false);
     FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
+  } catch (const SingularCoarseLevel& e) {
     EXPECT_NE(std::string(e.what()).find("(2 cells) is singular"), std::string::npos) << e.what();
   }
+}
+
+// A shift far below the Laplacian's scale makes an insulated box's coarsest operator singular to
+// rounding although sigma != 0: the hierarchy keeps CG there.
+TEST(CoarseDirect, NumericallySingularLevelFallsBackToCg) {
+  CpuBackend<double> backend;
+  Case c{"neumann_16^3", 3, 16, 16, 16, BoundaryType::Neumann, BoundaryType::Neumann, 1e-20};
+  const HelmholtzOperator<double> op = make_operator(backend, c);
+  ASSERT_FALSE(op.singular());
+  Multigrid<double> mg(op, MultigridSettings{});
+  EXPECT_EQ(mg.coarse_solver(), "cg");
 }
 
 // Hierarchies: direct where the coarsest level has at most 256 cells (32^3 -> 2^3), CG where
