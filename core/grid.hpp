@@ -33,6 +33,11 @@ struct GridDesc {
   HS_HOST_DEVICE std::int64_t index(int i, int j, int k) const {
     return interior_offset() + i + stride_y() * j + stride_z() * k;
   }
+  // Linear index of the c-th interior cell, cells numbered x fastest, then y, then z.
+  HS_HOST_DEVICE std::int64_t interior_index(std::int64_t c) const {
+    const std::int64_t row = c / nx;
+    return index(int(c - row * nx), int(row % ny), int(row / ny));
+  }
   HS_HOST_DEVICE std::size_t padded_size() const {
     return static_cast<std::size_t>(px()) * py() * pz();
   }

@@ -38,7 +38,6 @@ std::vector<double> probe_matrix(const HelmholtzOperator<T>& op) {
     return std::size_t(ijk[0]) +
            std::size_t(len[0]) * (std::size_t(ijk[1]) + std::size_t(len[1]) * std::size_t(ijk[2]));
   };
-  const auto padded = [&](const int ijk[3]) { return g.index(ijk[0], ijk[1], ijk[2]); };
 
   Backend<T>& backend = op.backend();
   const std::unique_ptr<Array<T>> v = backend.allocate(g.padded_size());
@@ -58,7 +57,7 @@ std::vector<double> probe_matrix(const HelmholtzOperator<T>& op) {
         for (std::size_t col = 0; col < n; ++col) {
           int ijk[3];
           cell_of(col, ijk);
-          if (in_colour(ijk)) hv[std::size_t(padded(ijk))] = T(1);
+          if (in_colour(ijk)) hv[std::size_t(g.interior_index(std::int64_t(col)))] = T(1);
         }
         v->copy_from_host(hv.data());
         op.apply(v->data(), y->data(), BoundaryMode::Homogeneous);
@@ -67,7 +66,7 @@ std::vector<double> probe_matrix(const HelmholtzOperator<T>& op) {
           int ijk[3];
           cell_of(col, ijk);
           if (!in_colour(ijk)) continue;
-          a[col * n + col] = double(hy[std::size_t(padded(ijk))]);
+          a[col * n + col] = double(hy[std::size_t(g.interior_index(std::int64_t(col)))]);
           for (int d = 0; d < axes; ++d)
             for (int step : {-1, 1}) {
               int nb[3] = {ijk[0], ijk[1], ijk[2]};
@@ -76,7 +75,7 @@ std::vector<double> probe_matrix(const HelmholtzOperator<T>& op) {
                 if (!periodic[d]) continue;
                 nb[d] = (nb[d] + len[d]) % len[d];
               }
-              a[col * n + number(nb)] = double(hy[std::size_t(padded(nb))]);
+              a[col * n + number(nb)] = double(hy[std::size_t(g.index(nb[0], nb[1], nb[2]))]);
             }
         }
       }

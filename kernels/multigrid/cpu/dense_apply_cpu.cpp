@@ -6,24 +6,16 @@
 
 namespace heatsolve {
 
-namespace {
-std::int64_t interior_index(const GridDesc& g, std::size_t c) {
-  const int i = int(c % std::size_t(g.nx));
-  const std::size_t t = c / std::size_t(g.nx);
-  return g.index(i, int(t % std::size_t(g.ny)), int(t / std::size_t(g.ny)));
-}
-}  // namespace
-
 // Row by row, each row's sum in double over the columns in order (the CUDA kernel's order).
 template <typename T>
 void cpu_dense_apply_add(const T* m, const T* r, T* x, const GridDesc& g) {
   const std::size_t n = g.interior_size();
   std::vector<double> rc(n);
-  for (std::size_t j = 0; j < n; ++j) rc[j] = double(r[interior_index(g, j)]);
+  for (std::size_t j = 0; j < n; ++j) rc[j] = double(r[g.interior_index(std::int64_t(j))]);
   for (std::size_t i = 0; i < n; ++i) {
     double acc = 0;
     for (std::size_t j = 0; j < n; ++j) acc += double(m[j * n + i]) * rc[j];
-    T& xi = x[interior_index(g, i)];
+    T& xi = x[g.interior_index(std::int64_t(i))];
     xi = T(double(xi) + acc);
   }
 }

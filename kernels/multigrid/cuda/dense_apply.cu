@@ -16,23 +16,18 @@ namespace {
 
 constexpr int kDenseApplyThreads = 256;
 
-__device__ std::int64_t interior_index(const GridDesc& g, int c) {
-  const int t = c / g.nx;
-  return g.index(c - t * g.nx, t % g.ny, t / g.ny);
-}
-
 template <typename T>
 __global__ void __launch_bounds__(kDenseApplyThreads)
     dense_apply_add_kernel(const T* __restrict__ m, const T* __restrict__ r, T* __restrict__ x,
                            GridDesc g, int n) {
   extern __shared__ double rc[];
-  for (int j = threadIdx.x; j < n; j += blockDim.x) rc[j] = double(r[interior_index(g, j)]);
+  for (int j = threadIdx.x; j < n; j += blockDim.x) rc[j] = double(r[g.interior_index(j)]);
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     double acc = 0;
     for (int j = 0; j < n; ++j)
       acc = __dadd_rn(acc, __dmul_rn(double(m[std::size_t(j) * n + i]), rc[j]));
-    const std::int64_t p = interior_index(g, i);
+    const std::int64_t p = g.interior_index(i);
     x[p] = T(__dadd_rn(double(x[p]), acc));
   }
 }

@@ -64,18 +64,32 @@ template <typename T>
 std::vector<double> columns_one_by_one(const HelmholtzOperator<T>& op) {
   const GridDesc& g = op.grid();
   const std::size_t n = g.interior_size();
-  std::vector<std::int64_t> at(n);
-  for (std::size_t c = 0; c < n; ++c)
-    at[c] = g.index(int(c % g.nx), int(c / g.nx % g.ny), int(c / (std::size_t(g.nx) * g.ny)));
   std::vector<T> v(g.padded_size()), y(g.padded_size());
   std::vector<double> a(n * n);
   for (std::size_t j = 0; j < n; ++j) {
     std::fill(v.begin(), v.end(), T(0));
-    v[std::size_t(at[j])] = T(1);
+    v[std::size_t(g.interior_index(std::int64_t(j)))] = T(1);
     op.apply(v.data(), y.data(), BoundaryMode::Homogeneous);
-    for (std::size_t i = 0; i < n; ++i) a[j * n + i] = double(y[std::size_t(at[i])]);
+    for (std::size_t i = 0; i < n; ++i)
+      a[j * n + i] = double(y[std::size_t(g.interior_index(std::int64_t(i)))]);
   }
   return a;
+}
+
+// The dense matrices number interior cells x fastest (GridDesc::interior_index).
+TEST(CoarseDirect, InteriorCellsAreNumberedXFastest) {
+  for (int dims : {2, 3}) {
+    GridDesc g;
+    g.dims = dims;
+    g.nx = 5;
+    g.ny = 3;
+    g.nz = dims == 3 ? 4 : 1;
+    std::int64_t c = 0;
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i, ++c) ASSERT_EQ(g.interior_index(c), g.index(i, j, k));
+    EXPECT_EQ(std::size_t(c), g.interior_size());
+  }
 }
 
 TEST(CoarseDirect, ProbedMatrixIsTheOperatorColumnByColumn) {
