@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <tuple>
+#include <type_traits>
 
 #include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
@@ -86,6 +88,28 @@ std::string get_string(hid_t obj, const char* name, const std::string& file) {
 }
 
 // File-order (slowest first) extents of the grid and of a block.
+// The header's numeric attributes, one table for writing (const state) and reading: name,
+// HDF5 type, the member and its length (0: a scalar).
+template <class State>
+auto numeric_header(State& s) {
+  using Data = std::conditional_t<std::is_const_v<State>, const void*, void*>;
+  struct Attr {
+    const char* name;
+    hid_t type;
+    Data data;
+    hsize_t n;
+  };
+  return std::array<Attr, 9>{{{"dimensions", H5T_NATIVE_INT, &s.dims, 0},
+                              {"cells", H5T_NATIVE_INT, s.cells.data(), 3},
+                              {"step", H5T_NATIVE_INT64, &s.step, 0},
+                              {"time", H5T_NATIVE_DOUBLE, &s.time, 0},
+                              {"dt", H5T_NATIVE_DOUBLE, &s.dt, 0},
+                              {"residual", H5T_NATIVE_DOUBLE, &s.residual, 0},
+                              {"anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0},
+                              {"ring_position", H5T_NATIVE_INT64, &s.ring_position, 0},
+                              {"ranks", H5T_NATIVE_INT, &s.ranks, 0}}};
+}
+
 std::vector<hsize_t> file_dims(int dims, const std::array<int, 3>& v) {
   std::vector<hsize_t> out;
   for (int a = (dims == 2 ? 1 : 2); a >= 0; --a) out.push_back(static_cast<hsize_t>(v[a]));
@@ -164,15 +188,7 @@ void write_file(const std::string& path, const CheckpointState& s, Fetch&& fetch
   put_string(root, "precision", to_string(s.precision), tmp);
   put_string(root, "deck_hash", s.deck_hash, tmp);
   put_string(root, "deck_hashed", s.deck_hashed, tmp);
-  put_attr(root, "dimensions", H5T_NATIVE_INT, &s.dims, 0, tmp);
-  put_attr(root, "cells", H5T_NATIVE_INT, s.cells.data(), 3, tmp);
-  put_attr(root, "step", H5T_NATIVE_INT64, &s.step, 0, tmp);
-  put_attr(root, "time", H5T_NATIVE_DOUBLE, &s.time, 0, tmp);
-  put_attr(root, "dt", H5T_NATIVE_DOUBLE, &s.dt, 0, tmp);
-  put_attr(root, "residual", H5T_NATIVE_DOUBLE, &s.residual, 0, tmp);
-  put_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, tmp);
-  put_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, tmp);
-  put_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, tmp);
+  for (const auto& a : numeric_header(s)) put_attr(root, a.name, a.type, a.data, a.n, tmp);
   if (!s.lineage.empty()) put_string(root, "lineage", s.lineage, tmp);
   if (s.has_diagnostics) {
     const DiagnosticsMark& m = s.diagnostics;
@@ -427,18 +443,10 @@ CheckpointState read_impl(const std::string& path, const Block* block) {
   s.precision = precision == "float" ? Precision::Float : Precision::Double;
   s.deck_hash = get_string(root, "deck_hash", path);
   s.deck_hashed = get_string(root, "deck_hashed", path);
-  get_attr(root, "dimensions", H5T_NATIVE_INT, &s.dims, 0, path);
-  get_attr(root, "cells", H5T_NATIVE_INT, s.cells.data(), 3, path);
+  for (const auto& a : numeric_header(s)) get_attr(root, a.name, a.type, a.data, a.n, path);
   if ((s.dims != 2 && s.dims != 3) || s.cells[0] < 1 || s.cells[1] < 1 || s.cells[2] < 1 ||
       (s.dims == 2 && s.cells[2] != 1))
     bad_file(path, "invalid grid attributes");
-  get_attr(root, "step", H5T_NATIVE_INT64, &s.step, 0, path);
-  get_attr(root, "time", H5T_NATIVE_DOUBLE, &s.time, 0, path);
-  get_attr(root, "dt", H5T_NATIVE_DOUBLE, &s.dt, 0, path);
-  get_attr(root, "residual", H5T_NATIVE_DOUBLE, &s.residual, 0, path);
-  get_attr(root, "anderson_depth", H5T_NATIVE_INT, &s.anderson_depth, 0, path);
-  get_attr(root, "ring_position", H5T_NATIVE_INT64, &s.ring_position, 0, path);
-  get_attr(root, "ranks", H5T_NATIVE_INT, &s.ranks, 0, path);
   if (H5Aexists(root, "lineage") > 0) s.lineage = get_string(root, "lineage", path);
   if (H5Aexists(root, "diagnostics_digest") > 0) {
     DiagnosticsMark& m = s.diagnostics;
