@@ -35,6 +35,11 @@ struct MultigridSettings {
   // restricted without storing it (Backend::stencil_restrict); false: one sweep at a time
   // (benchmarks compare the two).
   bool fused = true;
+  // A cycle's levels below 128^3 cells on one rank's memory (a serial hierarchy's, the
+  // gathered levels) are recorded once and replayed as one launch where the backend can (CUDA
+  // graphs: their kernels are short and launch-bound), the same bits; false: launched one by
+  // one (tests compare the two).
+  bool replay = true;
 
   // Decomposed grids split along the stream axis alone: the depth of the margins a run's fields
   // carry (solvers/parallel/margins.hpp), so that a distributed level's smoothing runs as one

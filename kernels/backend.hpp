@@ -41,6 +41,13 @@ struct CellRange {
 // order.
 enum class Lane { Main, Side };
 
+// Work a backend recorded to replay it (Backend::replay; CUDA: an instantiated graph), owned
+// by the caller that keeps the fields the work reads and writes.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+};
+
 // Thrown for a requested backend that cannot be used (no device, built without CUDA...).
 struct BackendError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -368,6 +375,20 @@ class Backend {
   virtual void wait_event(const device::IpcEvent& e, Lane lane = Lane::Main) {
     (void)e, (void)lane;
     throw BackendError("wait_event() is not implemented by backend " + name());
+  }
+
+  // Runs `work`, or replays what an earlier call with the same *slot recorded of it, as one
+  // launch. `work` must queue the same main-lane work every time (the same kernels on the
+  // same pointers and values) and nothing else: no host reads, allocations or waits. The
+  // first call runs it (lazy set-up happens there), the second records and replays it, later
+  // ones replay; work that cannot be recorded (a call that refuses to be recorded, which
+  // throws) runs as is, then and every later time. Work queued inside a recording joins it.
+  // Returns whether the work was replayed. Default: runs it (records() is false).
+  virtual bool records() const { return false; }
+  virtual bool replay(std::unique_ptr<Recording>* slot, const std::function<void()>& work) {
+    (void)slot;
+    work();
+    return false;
   }
 
   // Copies n values from src to dst, in order with the lane's other work (asynchronous on

@@ -22,7 +22,8 @@ namespace {
 // or fmg; `precision`: float, double or mixed.
 Config bench_deck(int n, const std::string& precision, const std::string& backend,
                   const std::string& method, double tolerance, std::int64_t max_iterations,
-                  const std::string& cycle = "v", bool manufactured = false, bool fused = true) {
+                  const std::string& cycle = "v", bool manufactured = false, bool fused = true,
+                  bool replay = true) {
   const std::string text = fmt::format(
       "name: bench_multigrid\n"
       "problem: {{type: poisson, dimensions: 3}}\n"
@@ -30,13 +31,13 @@ Config bench_deck(int n, const std::string& precision, const std::string& backen
       "source: {6}\n"
       "boundary: {{all: {{type: dirichlet, value: 0.0}}}}\n"
       "solver: {{method: {1}, tolerance: {2:g}, max_iterations: {3}, check_every: {3}, "
-      "multigrid: {{cycle: {7}, fused: {8}}}}}\n"
+      "multigrid: {{cycle: {7}, fused: {8}, replay: {9}}}}}\n"
       "execution: {{backend: {4}, precision: {5}}}\n"
       "output: {{formats: []}}\n",
       n, method, tolerance, max_iterations, backend, precision,
       manufactured ? "{type: sine, amplitude: 29.608813203268074}"
                    : "{type: gaussian, amplitude: 100.0, width: 0.1, center: [0.5, 0.5, 0.5]}",
-      cycle, fused);
+      cycle, fused, replay);
   return parse_deck(text, "<bench --multigrid>");
 }
 
@@ -133,16 +134,19 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
   // Rows: name -> (method, cycle, precision). Double also runs mixed precision (a float
   // hierarchy under the double solve) and full multigrid; sweeps are the double sweep's.
   // "unfused": one smoothing sweep at a time and the residual stored before its restriction
-  // (solver.multigrid.fused: false), the same bits as the fused row above it.
+  // (solver.multigrid.fused: false), the same bits as the fused row above it; "unreplayed":
+  // the small levels launched kernel by kernel (solver.multigrid.replay: false), same bits.
   struct Variant {
     const char* name;
     const char* method;
     const char* cycle;
     bool mixed;
     bool fused = true;
+    bool replay = true;
   };
   std::vector<Variant> variants{{"multigrid", "multigrid", "v", false},
                                 {"multigrid unfused", "multigrid", "v", false, false},
+                                {"multigrid unreplayed", "multigrid", "v", false, true, false},
                                 {"mg-cg", "mg-cg", "v", false}};
   if (precision == "double")
     for (const Variant& v :
@@ -154,7 +158,7 @@ nlohmann::json bench_one(int n, const std::string& precision, const std::string&
   nlohmann::json order = nlohmann::json::array();
   for (const Variant& v : variants) {
     const Config cfg = bench_deck(n, v.mixed ? "mixed" : precision, backend, v.method, tol, 40,
-                                  v.cycle, false, v.fused);
+                                  v.cycle, false, v.fused, v.replay);
     row[v.name] = timed_solve<T>(cfg, sweep);
     order.push_back(v.name);
   }
@@ -226,7 +230,7 @@ int run_multigrid_bench(int n, const std::string& precision, const std::string& 
       "multigrid (fmg: one FMG pass, then V-cycles; the pass counts as an iteration); "
       "sweeps/it in sweeps of the row's field precision (mixed: double)\n",
       n);
-  fmt::print("{:<7} {:<16} {:>6} {:>9} {:>7} {:>8} {:>10} {:>12} {:>10} {:>14} {:>10}\n", "prec",
+  fmt::print("{:<7} {:<20} {:>6} {:>9} {:>7} {:>8} {:>10} {:>12} {:>10} {:>14} {:>10}\n", "prec",
              "method", "iters", "residual", "factor", "setup s", "time s", "per iter ms",
              "sweeps/it", "Jacobi est s", "speed-up");
   for (const auto& r : rows) {
@@ -235,7 +239,7 @@ int run_multigrid_bench(int n, const std::string& precision, const std::string& 
       const std::string m = name.get<std::string>();
       const auto& x = r[m];
       fmt::print(
-          "{:<7} {:<16} {:>6} {:>9.2e} {:>7.3f} {:>8.4f} {:>10.4f} {:>12.3f} {:>10.2f} "
+          "{:<7} {:<20} {:>6} {:>9.2e} {:>7.3f} {:>8.4f} {:>10.4f} {:>12.3f} {:>10.2f} "
           "{:>14.1f} {:>9.0f}x\n",
           r["precision"].get<std::string>(), m, x["iterations"].get<long>(),
           x["final_residual"].get<double>(), x["convergence_factor"].get<double>(),

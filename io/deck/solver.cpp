@@ -46,7 +46,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
   if (const DeckNode* mg = v.get("multigrid")) {
     const MapView mv(*mg, v.path("multigrid"),
                      {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation",
-                      "coarse_tolerance", "agglomerate_below", "fused"});
+                      "coarse_tolerance", "agglomerate_below", "fused", "replay"});
     MultigridSettings& s = cfg.multigrid;
     s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
       return choice(e, w, {MultigridCycle::V, MultigridCycle::F, MultigridCycle::FMG});
@@ -73,6 +73,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
                                         return static_cast<long long>(nonnegative_integer(e, w));
                                       });
     s.fused = mv.optional("fused", s.fused, boolean);
+    s.replay = mv.optional("replay", s.replay, boolean);
   }
 }
 

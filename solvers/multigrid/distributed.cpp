@@ -110,6 +110,8 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"overlap", split_},
       {"setup_tuning_seconds", timing_.setup_tuning},
       {"setup_halo_seconds", timing_.setup_halos},
+      // Gathered levels replayed as one launch are timed as one (the coarse solve's seconds).
+      {"gathered_replayed", coarse_ && coarse_->replays() > 0},
       {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},
       {"levels", levels}};
 }
@@ -145,10 +147,10 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
     if (type == MultigridCycle::FMG) {  // a full-multigrid pass's start (Multigrid::fmg)
       coarse_->fmg(agg_corr_->data(), rhs, zero);
     } else if (!coarse_->smooth_finest_) {  // the level's residual itself: one unsmoothed visit
-      coarse_->visit(0, agg_corr_->data(), rhs, type, zero);
+      coarse_->visit_replayed(0, agg_corr_->data(), rhs, type, zero);
     } else {  // the next coarser level: as visit() corrects from the next level
-      if (type == MultigridCycle::F) coarse_->visit(0, agg_corr_->data(), rhs, type, zero);
-      coarse_->visit(0, agg_corr_->data(), rhs, MultigridCycle::V, zero);
+      if (type == MultigridCycle::F) coarse_->visit_replayed(0, agg_corr_->data(), rhs, type, zero);
+      coarse_->visit_replayed(0, agg_corr_->data(), rhs, MultigridCycle::V, zero);
     }
     if (device_gather_) device_gather_->release(backend);
     coarse_->clock_.settle(false);

@@ -222,6 +222,8 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
   // iterations in the last solve (0 when direct).
   j["coarse_solver"] = mixed_ ? mixed_->multigrid().coarse_solver() : mg_->coarse_solver();
   j["coarse_cg_iterations"] = coarse_iterations();
+  // Visits of the local coarse levels replayed as one launch (CUDA graphs; 0 elsewhere).
+  j["replays"] = mixed_ ? mixed_->multigrid().replays() : mg_->replays();
   // Decomposed: the levels' placement (distributed, gathered), exchanges and gathers.
   if (const nlohmann::json d =
           mixed_ ? mixed_->multigrid().decomposition_report() : mg_->decomposition_report();

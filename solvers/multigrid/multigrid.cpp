@@ -20,6 +20,19 @@ using multigrid_detail::PhaseTimer;
 
 namespace {
 
+// A flag set for a scope, then back to what it was.
+class ScopedFlag {
+ public:
+  ScopedFlag(bool& flag, bool value) : flag_(flag), saved_(flag) { flag_ = value; }
+  ~ScopedFlag() { flag_ = saved_; }
+  ScopedFlag(const ScopedFlag&) = delete;
+  ScopedFlag& operator=(const ScopedFlag&) = delete;
+
+ private:
+  bool& flag_;
+  bool saved_;
+};
+
 int extent(const GridDesc& g, int a) {
   return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
 }
@@ -459,12 +472,8 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
     // The subtree from here down as one unit: its seconds go to this level and the coarse
     // solve's.
     PhaseTimer<T> t(clock_, &timing_.coarse, &timing_.per_level[l]);
-    timed_ = false;
-    struct Restore {
-      bool& flag;
-      ~Restore() { flag = true; }
-    } restore{timed_};
-    return visit(l, x, f, type, m);
+    const ScopedFlag untimed(timed_, false);
+    return agg_ ? visit(l, x, f, type, m) : visit_replayed(l, x, f, type, m);
   }
   if (!agg_ && l == int(levels_.size()) - 1) {
     coarse_solve(l, x, f, m);
@@ -476,6 +485,33 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   const bool exchanged =
       (l > 0 || smooth_finest_) && smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m, true);
   return correct_and_smooth(l, x, f, type, m, cur, other, exchanged);
+}
+
+template <typename T>
+bool Multigrid<T>::visit_replayed(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
+  // Only the correction equation's visits (zero faces): the problem's faces may change with
+  // time (Deck visits of full multigrid), and a recording keeps the values it was made with. A
+  // coarsest solve by CG reads dot products on the host: nothing to record. The recordings
+  // are few (a V-cycle's, an F-cycle's, full multigrid's levels); fields that change from
+  // call to call are not recorded past a bound.
+  constexpr std::size_t kMaxRecordings = 64;
+  const auto key = std::make_tuple(l, x, f, type, m);
+  if (!settings_.replay || m != BoundaryMode::Homogeneous || agg_ || !levels_.back().direct ||
+      !levels_[l].op.backend().records() ||
+      (replayed_.size() >= kMaxRecordings && !replayed_.count(key)))
+    return visit(l, x, f, type, m);
+  Replayed& r = replayed_[key];
+  const ScopedFlag untimed(timed_, false);  // no timing stamps inside a recording
+  bool exchanged = r.exchanged;
+  if (levels_[l].op.backend().replay(&r.recording, [&] { exchanged = visit(l, x, f, type, m); }))
+    ++replays_;
+  r.exchanged = exchanged;
+  return exchanged;
+}
+
+template <typename T>
+long long Multigrid<T>::replays() const {
+  return replays_ + (coarse_ ? coarse_->replays() : 0);
 }
 
 // The residual of x restricted into the next level's f (stored in lv.r only where the sweep

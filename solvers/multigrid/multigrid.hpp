@@ -19,9 +19,11 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/multigrid.hpp"
@@ -111,6 +113,9 @@ class Multigrid : public Preconditioner<T> {
   // "direct" or "cg": how this rank's coarsest level is solved ("" on a rank that solves no
   // gathered levels).
   std::string coarse_solver() const;
+  // Visits of this rank's local coarse levels replayed as one launch (settings.replay), this
+  // hierarchy's and its gathered hierarchy's.
+  long long replays() const;
 
   // Padded fields of the local grid `fine` that a hierarchy built on it allocates (the
   // finest level's own fields are the caller's), for the memory preflight.
@@ -152,6 +157,9 @@ class Multigrid : public Preconditioner<T> {
   void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
+  // visit() of a subtree on this rank's memory alone, untimed inside, replayed where the
+  // backend can (Backend::replay; settings.replay, a direct coarsest solve).
+  bool visit_replayed(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   bool correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
                           T* other, bool exchanged);
   MultigridCycle cycle_type() const;
@@ -195,6 +203,13 @@ class Multigrid : public Preconditioner<T> {
     bool exchanged = false;
   } pending_;
   int coarse_iterations_ = 0;
+  // visit_replayed's recordings, by the visit's arguments, with the visit's answer.
+  struct Replayed {
+    std::unique_ptr<Recording> recording;
+    bool exchanged = false;
+  };
+  std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, Replayed> replayed_;
+  long long replays_ = 0;
   bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
   // The phases' device time, added to timing_ as the device passes them (timing() and the
   // reports settle the rest).

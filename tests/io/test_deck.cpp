@@ -308,7 +308,7 @@ TEST(Deck, MultigridSettings) {
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
       "solver: {method: mg-cg, multigrid: {cycle: f, smoother: jacobi, pre_sweeps: 0, "
       "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6, agglomerate_below: 0, "
-      "fused: false}}\n");
+      "fused: false, replay: false}}\n");
   EXPECT_EQ(cfg.method, SolverMethod::MultigridCG);
   EXPECT_EQ(cfg.multigrid.cycle, MultigridCycle::F);
   EXPECT_EQ(cfg.multigrid.smoother, MultigridSmoother::Jacobi);
@@ -318,6 +318,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(cfg.multigrid.coarse_tolerance, 1e-6);
   EXPECT_EQ(cfg.multigrid.agglomerate_below, 0);
   EXPECT_FALSE(cfg.multigrid.fused);
+  EXPECT_FALSE(cfg.multigrid.replay);
   // Defaults: V-cycles, Chebyshev 3 + 3, linear prolongation.
   const Config d = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
@@ -330,6 +331,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
   EXPECT_EQ(d.multigrid.agglomerate_below, 64 * 64 * 64);
   EXPECT_TRUE(d.multigrid.fused);
+  EXPECT_TRUE(d.multigrid.replay);
   EXPECT_FALSE(d.mixed_precision);
   // Full multigrid and mixed precision (double fields, a float hierarchy).
   const Config f = parse(

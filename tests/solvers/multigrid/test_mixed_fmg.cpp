@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -402,6 +403,56 @@ TEST(CudaFullMultigrid, OnePassLandsAtTheDiscretisationError) {
   SKIP_WITHOUT_GPU();
   expect_fmg_lands_at_the_discretisation_error("cuda", "double");
   expect_fmg_lands_at_the_discretisation_error("cuda", "mixed");
+}
+
+// The GPU's local coarse levels replayed as CUDA graphs (solver.multigrid.replay, the
+// default) give the bits of the same levels launched kernel by kernel, in the same cycles:
+// V-, F- and full multigrid, mg-cg, a singular problem, mixed precision, implicit steps.
+// The CPU records nothing (0 replays).
+TEST(CudaReplay, ReplayedCoarseLevelsGiveTheSameBits) {
+  SKIP_WITHOUT_GPU();
+  const std::string implicit =
+      "name: replay\nproblem: {type: heat, dimensions: 3}\ngrid: {cells: [64, 64, 64]}\n"
+      "initial: {type: sine, amplitude: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0.0}}\n"
+      "time: {scheme: crank-nicolson, dt: 0.005, end: 0.025}\n"
+      "solver: {method: multigrid, tolerance: 1.0e-10}\n"
+      "execution: {backend: cuda}\noutput: {formats: []}\n";
+  const char* kInsulated = "{all: {type: neumann, flux: 0.0}}";
+  struct Case {
+    std::string label, text;
+  };
+  const auto steady = [&](const char* method, const char* cycle, const char* faces,
+                          const char* precision) {
+    return poisson_deck(
+        cube(64), faces, kGaussian,
+        fmt::format("{{method: {}, tolerance: 1.0e-10, max_iterations: 60, singular: {}, "
+                    "multigrid: {{cycle: {}}}}}",
+                    method, faces == kInsulated ? "compatible-mean" : "refuse", cycle),
+        "cuda", precision);
+  };
+  const std::vector<Case> cases = {
+      {"multigrid v", steady("multigrid", "v", kWalls, "double")},
+      {"multigrid f", steady("multigrid", "f", kMixedFaces, "double")},
+      {"multigrid fmg", steady("multigrid", "fmg", kWalls, "double")},
+      {"mg-cg", steady("mg-cg", "v", kWalls, "double")},
+      {"singular", steady("multigrid", "v", kInsulated, "double")},
+      {"mixed", steady("multigrid", "v", kWalls, "mixed")},
+      {"crank-nicolson", implicit},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    const Solve on = solve(deck(c.text));
+    const Solve off = solve(deck(c.text, {"solver.multigrid.replay=false"}));
+    ASSERT_GT(on.r.multigrid.at("replays").get<long long>(), 0);
+    EXPECT_EQ(off.r.multigrid.at("replays").get<long long>(), 0);
+    EXPECT_EQ(cycles(on.r), cycles(off.r));
+    ASSERT_EQ(on.u.size(), off.u.size());
+    EXPECT_EQ(std::memcmp(on.u.data(), off.u.data(), on.u.size() * sizeof(double)), 0);
+  }
+  const Solve cpu =
+      solve(deck(steady("multigrid", "v", kWalls, "double"), {"execution.backend=cpu"}));
+  EXPECT_EQ(cpu.r.multigrid.at("replays").get<long long>(), 0);
 }
 
 // Float mg-cg on the GPU stops at its floor as on the CPU.
