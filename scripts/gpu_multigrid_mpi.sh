@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a machine with 2 GPUs: multigrid across GPUs (distributed coarse levels,
 # docs/mpi.md "Multigrid") against one GPU, in the same call:
-#   * 3D Poisson, double, tolerance 1e-10 (inputs/poisson_multigrid.yaml): multigrid and mg-cg;
+#   * 3D Poisson, double, tolerance 1e-10 (inputs/poisson_multigrid.yaml): multigrid, mg-cg,
+#     full multigrid, and multigrid with the small levels launched one by one (replay: false);
 #     implicit heat: Crank-Nicolson, 10 steps (inputs/heat_implicit.yaml, time.end 0.05);
 #   * strong: 512^3 in all on 1 and 2 GPUs; weak: 512^3 per GPU (2 GPUs: 512 x 512 x 1024 on a
 #     1 x 1 x 2 box, so that cells stay cubes); 2 ranks split z ([1, 1, 2]), halos auto (IPC);
@@ -64,7 +65,8 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
     m = s.get("multigrid", {})
     print(f"  {label:<24} ranks={s['ranks']} wall={s['wall_seconds']:.3f}s "
           f"setup={m.get('setup_seconds', 0):.3f}s steps/its={s.get('iterations', s.get('steps'))} cycles={m.get('cycles')} "
-          f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} | {m.get('hierarchy')}")
+          f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} replays={m.get('replays', '-')} "
+          f"| {m.get('hierarchy')}")
     d = m.get("decomposed", {})
     cs = m.get("cycle_seconds", [])
     rest = sorted(cs[2:])
@@ -79,10 +81,11 @@ stamp "warm-up process (not measured)"
 "$HS" run "${POISSON[@]}" --set "grid.cells=[64,64,64]" -q --set output.directory="$WORK/warmup" \
   --set "output.formats=[]" >"$WORK/warmup.log" 2>&1 || tail -3 "$WORK/warmup.log"
 
-for m in multigrid mg-cg fmg; do
+for m in multigrid mg-cg fmg unreplayed; do
   stamp "Poisson $m: 1 GPU ${N}^3, 2 GPUs strong ${N}^3, 2 GPUs weak ${N}^2 x $((2 * N))"
   M=(--set solver.method=$m)
   [ "$m" = fmg ] && M=(--set solver.method=multigrid --set solver.multigrid.cycle=fmg)
+  [ "$m" = unreplayed ] && M=(--set solver.method=multigrid --set solver.multigrid.replay=false)
   run "${m}_1" 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
   run "${m}_strong_2" 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
   run "${m}_weak_2" 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${M[@]}"
@@ -128,7 +131,7 @@ print("| case | 1 GPU | 2 GPUs strong | speed-up (target >= 1.6): wall, median c
       "| weak efficiency (target >= 0.85): wall, median cycle | per cycle |")
 print("|---|---|---|---|---|---|---|")
 for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("fmg", "multigrid, cycle fmg"),
-                   ("cn", "Crank-Nicolson 10 steps")):
+                   ("unreplayed", "multigrid, replay: false"), ("cn", "Crank-Nicolson 10 steps")):
     one, st, wk = f"{case}_1", f"{case}_strong_2", f"{case}_weak_2"
     per = (t(one) / max(cyc(one), 1)) / (t(wk) / max(cyc(wk), 1)) if cyc(wk) else float("nan")
     print(f"| {name} | {t(one):.3f} s, {cyc(one)} cycles (set-up {setup(one):.3f}) "
