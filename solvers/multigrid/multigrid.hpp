@@ -157,8 +157,8 @@ class Multigrid : public Preconditioner<T> {
   void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
-  // visit() of a subtree on this rank's memory alone, untimed inside, replayed where the
-  // backend can (Backend::replay; settings.replay, a direct coarsest solve).
+  // visit(), replayed where the backend can (Backend::replay; settings.replay, a hierarchy
+  // on this rank's memory alone, a direct coarsest solve), untimed inside then.
   bool visit_replayed(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   bool correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
                           T* other, bool exchanged);
@@ -203,12 +203,9 @@ class Multigrid : public Preconditioner<T> {
     bool exchanged = false;
   } pending_;
   int coarse_iterations_ = 0;
-  // visit_replayed's recordings, by the visit's arguments, with the visit's answer.
-  struct Replayed {
-    std::unique_ptr<Recording> recording;
-    bool exchanged = false;
-  };
-  std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, Replayed> replayed_;
+  // visit_replayed's recordings, by the visit's arguments.
+  std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, std::unique_ptr<Recording>>
+      replayed_;
   long long replays_ = 0;
   bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
   // The phases' device time, added to timing_ as the device passes them (timing() and the
