@@ -8,13 +8,13 @@
 #include <map>
 #include <memory>
 #include <sstream>
-#include <stdexcept>
 #include <tuple>
 #include <vector>
 
 #include "kernels/cuda/cuda_array.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/graph_replay.cuh"
 #include "kernels/device.hpp"
 #include "kernels/field/cuda/field_ops.cuh"
 #include "kernels/gemm/cuda/gemm.cuh"
@@ -88,19 +88,6 @@ __global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, AffineGhost
   const T source = u[base + source_at * step];
   u[base + ghost_at * step] = periodic ? source : ghost_rule(rules, face, source);
 }
-
-// Backend::replay's recording: the work's graph, instantiated at its second call.
-struct CudaGraphRecording final : Recording {
-  cudaGraphExec_t exec = nullptr;
-  int calls = 0;
-  bool unrecordable = false;
-  CudaGraphRecording() = default;
-  CudaGraphRecording(const CudaGraphRecording&) = delete;
-  CudaGraphRecording& operator=(const CudaGraphRecording&) = delete;
-  ~CudaGraphRecording() override {
-    if (exec) cudaGraphExecDestroy(exec);
-  }
-};
 
 // ---- the backend ----------------------------------------------------------------------------
 template <typename T>
@@ -499,47 +486,7 @@ class CudaBackend final : public Backend<T> {
   }
   bool records() const override { return true; }
   bool replay(std::unique_ptr<Recording>* slot, const std::function<void()>& work) override {
-    if (!*slot) *slot = std::make_unique<CudaGraphRecording>();
-    auto* r = dynamic_cast<CudaGraphRecording*>(slot->get());
-    if (!r) throw std::logic_error("replay: a recording of another backend");
-    if (recording_) {  // inside another recording: part of it
-      work();
-      return false;
-    }
-    if (r->exec) {
-      CUDA_CHECK(cudaGraphLaunch(r->exec, stream_));
-      return true;
-    }
-    if (r->unrecordable || r->calls++ == 0) {
-      work();
-      return false;
-    }
-    if (!record_stream_) record_stream_ = std::make_unique<CudaStream>(cudaStreamDefault);
-    const cudaStream_t main = stream_, rec = record_stream_->get();
-    CUDA_CHECK(cudaStreamBeginCapture(rec, cudaStreamCaptureModeThreadLocal));
-    stream_ = rec;
-    recording_ = true;
-    bool ok = true;
-    try {
-      work();
-    } catch (const std::exception&) {  // a call that cannot be recorded: run it as is below
-      ok = false;
-    }
-    stream_ = main;
-    recording_ = false;
-    cudaGraph_t graph = nullptr;
-    ok = cudaStreamEndCapture(rec, &graph) == cudaSuccess && ok && graph;
-    if (ok) ok = cudaGraphInstantiate(&r->exec, graph, 0) == cudaSuccess;
-    if (graph) cudaGraphDestroy(graph);
-    if (!ok) {
-      (void)cudaGetLastError();  // the refusal's error (not sticky)
-      r->exec = nullptr;
-      r->unrecordable = true;
-      work();
-      return false;
-    }
-    CUDA_CHECK(cudaGraphLaunch(r->exec, stream_));
-    return true;
+    return replayer_.replay(slot, work);
   }
 
   void copy_values(T* dst, const T* src, std::size_t n, Lane lane = Lane::Main) override {
@@ -784,9 +731,7 @@ class CudaBackend final : public Backend<T> {
   // against the main lane by the fork/join events only.
   class CudaStream {
    public:
-    explicit CudaStream(unsigned flags = cudaStreamNonBlocking) {
-      CUDA_CHECK(cudaStreamCreateWithFlags(&s_, flags));
-    }
+    CudaStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
     ~CudaStream() { cudaStreamDestroy(s_); }
     CudaStream(const CudaStream&) = delete;
     CudaStream& operator=(const CudaStream&) = delete;
@@ -799,12 +744,8 @@ class CudaBackend final : public Backend<T> {
     CudaStream stream;
     CudaEvent fork, join;
   };
-  std::unique_ptr<SideLane> side_;  // created at the first fork_side()
-  // replay(): the stream work is recorded from, created at the first recording. A blocking
-  // one: work that a recording's call queues on the legacy default stream by mistake is then
-  // an error (and the work runs unrecorded), not an unordered launch.
-  std::unique_ptr<CudaStream> record_stream_;
-  bool recording_ = false;
+  std::unique_ptr<SideLane> side_;    // created at the first fork_side()
+  GraphReplayer replayer_{&stream_};  // replay(): swaps stream_ while it records
   // Work for the side lane goes to the main stream until a fork created it (same order).
   cudaStream_t lane_stream(Lane lane) const {
     return lane == Lane::Side && side_ ? side_->stream.get() : stream_;
