@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/rounding.cuh"
 #include "kernels/field/cuda/field_ops.cuh"
 
 namespace heatsolve::cuda {
@@ -33,19 +34,6 @@ __global__ void combine_kernel(T* __restrict__ out, const CombineArgs<T> args, G
       out[row + i] = static_cast<T>(acc);
     }
   }
-}
-
-__device__ __forceinline__ float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-__device__ __forceinline__ float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
 }
 
 // combine_kernel's layout: one thread per x position of a row, grid-stride over rows.

@@ -35,7 +35,7 @@
 // single step would. Periodic and Exchange faces need the opposite side / another rank: the
 // backend falls back to single steps for them (docs/kernels.md).
 //
-// Both designs apply the point update of stencil_kernels.cuh ("the point update every kernel
+// Both designs apply the point update of stencil_point.cuh ("the point update every kernel
 // uses"), every rounding explicit: a pass gives the bits of K single steps of any rung
 // (tests/kernels/stencil/test_cuda_temporal.cpp checks it bit for bit).
 #pragma once
