@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# One call on a machine with 2 GPUs: multigrid across GPUs (distributed coarse levels,
+# One call on a machine with 2 (or NP) GPUs: multigrid across GPUs (distributed coarse levels,
 # docs/mpi.md "Multigrid") against one GPU, in the same call:
 #   * 3D Poisson, double, tolerance 1e-10 (inputs/poisson_multigrid.yaml): multigrid, mg-cg,
 #     full multigrid, and multigrid with the small levels launched one by one (replay: false);
 #     implicit heat: Crank-Nicolson, 10 steps (inputs/heat_implicit.yaml, time.end 0.05);
 #   * strong: 512^3 in all on 1 and 2 GPUs; weak: 512^3 per GPU (2 GPUs: 512 x 512 x 1024 on a
 #     1 x 1 x 2 box, so that cells stay cubes); 2 ranks split z ([1, 1, 2]), halos auto (IPC);
-#   * extras: agglomerate_below 32^3 (16^3 gathered) and 128^3 (64^3 gathered) around the
-#     default 64^3 (32^3 gathered), multigrid strong and weak, Crank-Nicolson strong at 32^3;
+#   * extras: agglomerate_below 32^3 (16^3 gathered) and 64^3 (32^3 gathered: `auto` where the
+#     gather goes through host memory) against `auto` between one node's GPUs (128^3, 64^3
+#     gathered), multigrid strong and weak, Crank-Nicolson strong at 32^3;
 #   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, 2 ranks).
 # Prints per run: wall seconds (set-up included), set-up, cycles, the hierarchy; a table of
 # speed-ups and efficiencies; and the per-level timing (seconds, halo exchanges, gathers) of
@@ -26,8 +27,9 @@ source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
 N=${N:-512}
+NP=${NP:-2}  # ranks (one GPU each) of the multi-GPU runs
 NG=$(nvidia-smi -L | wc -l)
-[ "$NG" -ge 2 ] || echo "warning: $NG GPU(s): the 2-rank runs share a device"
+[ "$NG" -ge "$NP" ] || echo "warning: $NG GPU(s): the $NP-rank runs share devices"
 [ "${SKIP_BUILD:-0}" = 1 ] || gpu_build heatsolve heatsolve_mpi_tests ${GTEST_FILTER:+heatsolve_tests}
 WORK=${WORK:-/tmp/mgmpi}
 rm -rf "$WORK"
@@ -39,7 +41,7 @@ POISSON=(inputs/poisson_multigrid.yaml --set solver.tolerance=1e-10 --set execut
 HEAT=(inputs/heat_implicit.yaml --set time.end=0.05 --set execution.backend=$BACKEND
   --set execution.precision=double)
 STRONG=(--set "grid.cells=[$N,$N,$N]")
-WEAK=(--set "grid.cells=[$N,$N,$((2 * N))]" --set "grid.length=[1.0,1.0,2.0]")
+WEAK=(--set "grid.cells=[$N,$N,$((NP * N))]" --set "grid.length=[1.0,1.0,$NP.0]")
 
 # run <label> <ranks> <repeats> <deck and --set arguments...>; RUN_ENV: NAME=value pairs for
 # the process (e.g. RUN_ENV=CUDA_MODULE_LOADING=EAGER run ...).
@@ -82,34 +84,34 @@ stamp "warm-up process (not measured)"
   --set "output.formats=[]" >"$WORK/warmup.log" 2>&1 || tail -3 "$WORK/warmup.log"
 
 for m in multigrid mg-cg fmg unreplayed; do
-  stamp "Poisson $m: 1 GPU ${N}^3, 2 GPUs strong ${N}^3, 2 GPUs weak ${N}^2 x $((2 * N))"
+  stamp "Poisson $m: 1 GPU ${N}^3, $NP GPUs strong ${N}^3, $NP GPUs weak ${N}^2 x $((NP * N))"
   M=(--set solver.method=$m)
   [ "$m" = fmg ] && M=(--set solver.method=multigrid --set solver.multigrid.cycle=fmg)
   [ "$m" = unreplayed ] && M=(--set solver.method=multigrid --set solver.multigrid.replay=false)
   run "${m}_1" 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
-  run "${m}_strong_2" 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
-  run "${m}_weak_2" 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${M[@]}"
+  run "${m}_strong_$NP" "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${M[@]}"
+  run "${m}_weak_$NP" "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${M[@]}"
 done
-stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, 2 GPUs strong, 2 GPUs weak"
+stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, $NP GPUs strong, $NP GPUs weak"
 run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
-run cn_strong_2 2 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
-run cn_weak_2 2 "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
+run cn_strong_$NP "$NP" "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
+run cn_weak_$NP "$NP" "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
 if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
-stamp "extras: 1 GPU with eager module loading; agglomerate_below 32^3 and 128^3"
+stamp "extras: 1 GPU with eager module loading; agglomerate_below 32^3 and 64^3"
 RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_1_eager 1 1 "${POISSON[@]}" "${STRONG[@]}"
 B32=(--set solver.multigrid.agglomerate_below=32768)
-B128=(--set solver.multigrid.agglomerate_below=2097152)
-run multigrid_strong_2_below_32 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B32[@]}"
-run multigrid_weak_2_below_32 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B32[@]}"
-run cn_strong_2_below_32 2 1 "${HEAT[@]}" "${STRONG[@]}" "${B32[@]}"
-run multigrid_strong_2_below_128 2 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B128[@]}"
-run multigrid_weak_2_below_128 2 "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B128[@]}"
+B64=(--set solver.multigrid.agglomerate_below=262144)
+run multigrid_strong_${NP}_below_32 "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B32[@]}"
+run multigrid_weak_${NP}_below_32 "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B32[@]}"
+run cn_strong_${NP}_below_32 "$NP" 1 "${HEAT[@]}" "${STRONG[@]}" "${B32[@]}"
+run multigrid_strong_${NP}_below_64 "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}" "${B64[@]}"
+run multigrid_weak_${NP}_below_64 "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}" "${B64[@]}"
 fi
 
 stamp "table"
-python3 - "$WORK" "$N" "$OUT" <<'PY'
+python3 - "$WORK" "$N" "$OUT" "$NP" <<'PY'
 import glob, json, os, sys
-work, n, out = sys.argv[1:4]
+work, n, out, np_ = sys.argv[1:5]
 S = {}  # label -> the fastest repeat's summary
 for label in open(os.path.join(work, "labels")).read().split():
     for path in glob.glob(os.path.join(work, label + ".*", "summary.json")):
@@ -127,20 +129,21 @@ def median(label):  # the median cycle past the first two (steady solves), secon
     return rest[len(rest) // 2] if rest else float("nan")
 print(f"wall seconds (set-up included), fastest of the repeats; weak: {n}^3 per GPU; median: the "
       "median cycle past the first two (steady solves)")
-print("| case | 1 GPU | 2 GPUs strong | speed-up (target >= 1.6): wall, median cycle | 2 GPUs weak "
+print(f"| case | 1 GPU | {np_} GPUs strong | speed-up (target >= 1.6 on 2): wall, median cycle | {np_} GPUs weak "
       "| weak efficiency (target >= 0.85): wall, median cycle | per cycle |")
 print("|---|---|---|---|---|---|---|")
 for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("fmg", "multigrid, cycle fmg"),
                    ("unreplayed", "multigrid, replay: false"), ("cn", "Crank-Nicolson 10 steps")):
-    one, st, wk = f"{case}_1", f"{case}_strong_2", f"{case}_weak_2"
+    one, st, wk = f"{case}_1", f"{case}_strong_{np_}", f"{case}_weak_{np_}"
     per = (t(one) / max(cyc(one), 1)) / (t(wk) / max(cyc(wk), 1)) if cyc(wk) else float("nan")
     print(f"| {name} | {t(one):.3f} s, {cyc(one)} cycles (set-up {setup(one):.3f}) "
           f"| {t(st):.3f} s, {cyc(st)} cycles (set-up {setup(st):.3f}) "
           f"| {t(one) / t(st):.2f}x, {median(one) / median(st):.2f}x "
           f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.2f}, {median(one) / median(wk):.2f} "
           f"| {per:.2f} |")
-for label in ("multigrid_strong_2_below_32", "multigrid_weak_2_below_32", "cn_strong_2_below_32",
-              "multigrid_strong_2_below_128", "multigrid_weak_2_below_128"):
+for label in (f"multigrid_strong_{np_}_below_32", f"multigrid_weak_{np_}_below_32",
+              f"cn_strong_{np_}_below_32", f"multigrid_strong_{np_}_below_64",
+              f"multigrid_weak_{np_}_below_64"):
     one = "cn_1" if label.startswith("cn") else "multigrid_1"
     print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t(one) / t(label):.2f}, "
           f"{median(one) / median(label):.2f} (by wall, median) | | | |")
@@ -151,8 +154,8 @@ json.dump(S, open(os.path.join(out, "summaries.json"), "w"), indent=1)
 print()
 def fmt(v):
     return "-" if v is None else f"{v:.4f}"
-for label in ("multigrid_strong_2", "multigrid_weak_2", "mg-cg_strong_2", "cn_strong_2",
-              "multigrid_strong_2_below_128"):
+for label in (f"multigrid_strong_{np_}", f"multigrid_weak_{np_}", f"mg-cg_strong_{np_}",
+              f"cn_strong_{np_}", f"multigrid_strong_{np_}_below_64"):
     if label not in S:
         continue
     m = S[label]["multigrid"]
