@@ -19,6 +19,9 @@ enum class MultigridCycle { V, F, FMG };
 // sweeps' weights are the roots of the Chebyshev polynomial on the smoothing range).
 enum class MultigridSmoother { Jacobi, Chebyshev };
 
+// solver.multigrid.agglomerate_below: auto.
+inline constexpr long long kAgglomerateAuto = -1;
+
 // solver.multigrid: the cycle's shape (docs/deck.md).
 struct MultigridSettings {
   MultigridCycle cycle = MultigridCycle::V;
@@ -28,8 +31,9 @@ struct MultigridSettings {
   double coarse_tolerance = 1e-10;  // relative residual of the coarsest level's CG solve
   // Decomposed grids: coarse levels stay distributed over the ranks (each keeps its block)
   // while they have at least this many cells in all; the first smaller one is gathered and
-  // solved, with everything coarser, on every rank (0: distributed as far as blocks halve).
-  long long agglomerate_below = 262144;  // 64^3
+  // solved, with everything coarser, on every rank (0: distributed as far as blocks halve;
+  // kAgglomerateAuto: chosen by where the gathered level travels, solvers/multigrid).
+  long long agglomerate_below = kAgglomerateAuto;
   // Consecutive smoothing sweeps of a level in one fused pass where the backend can
   // (Backend::stencil_sweeps: CUDA temporal blocking, the same bits), and the residual
   // restricted without storing it (Backend::stencil_restrict); false: one sweep at a time

@@ -68,10 +68,10 @@ void read_solver(const DeckNode& n, Config& cfg) {
           return choice(e, w, {Prolongation::Linear, Prolongation::Constant});
         });
     s.coarse_tolerance = mv.optional("coarse_tolerance", s.coarse_tolerance, fraction);
-    s.agglomerate_below = mv.optional("agglomerate_below", s.agglomerate_below,
-                                      [](const DeckNode& e, const std::string& w) {
-                                        return static_cast<long long>(nonnegative_integer(e, w));
-                                      });
+    s.agglomerate_below = mv.optional(
+        "agglomerate_below", s.agglomerate_below, [](const DeckNode& e, const std::string& w) {
+          return auto_or(e, w, "a non-negative integer", kAgglomerateAuto, nonnegative_integer);
+        });
     s.fused = mv.optional("fused", s.fused, boolean);
     s.replay = mv.optional("replay", s.replay, boolean);
   }

@@ -60,6 +60,25 @@ bool halves_evenly(const Domain& d, const std::array<int, 3>& ratio) {
   return even;
 }
 
+// Gathered-level sizes of `agglomerate_below: auto`: where the gathered level goes between
+// the GPUs of one node (IpcAllgather: device memory, every rank on the node, blocks split
+// along the last axis only) gathering 64^3 is the faster cycle (docs/performance.md, 2 and 4
+// H100s); elsewhere each cycle's gather goes through host memory, and 32^3 keeps it small.
+constexpr long long kAgglomerateDevice = 128LL * 128 * 128;
+constexpr long long kAgglomerateHost = 64LL * 64 * 64;
+
+long long resolve_agglomerate_below(const RunContext& ctx, const Config& cfg) {
+  if (cfg.multigrid.agglomerate_below != kAgglomerateAuto) return cfg.multigrid.agglomerate_below;
+  const bool device = cfg.backend == BackendKind::Cuda ||
+                      (cfg.backend == BackendKind::Auto && cuda_device_available());
+  bool slab = true;
+  for (int a = 0; a + 1 < ctx.domain.global.dims; ++a)
+    slab = slab && ctx.domain.block.count[a] == extent(ctx.domain.global, a);
+  int mine = device && slab && all_on_one_node(ctx.comm) ? 1 : 0, every = 0;
+  check_mpi(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
+  return every ? kAgglomerateDevice : kAgglomerateHost;
+}
+
 template <typename T>
 std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, const Config& cfg) {
   const MPI_Comm comm = ctx.comm;
@@ -74,6 +93,7 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
   auto agg = std::make_unique<Agglomeration<T>>();
   if (reducer) agg->global_sum = [reducer](double v) { return reducer->sum(v); };
   agg->overlap = cfg.overlap;
+  agg->agglomerate_below = resolve_agglomerate_below(ctx, cfg);
   const std::array<int, 6> peers = cartesian_neighbours(comm, ctx.domain);
   const bool variable = !cfg.material.uniform();
   std::shared_ptr<Backend<double>> host;  // the set-up exchange of double fields
@@ -98,7 +118,7 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
     int thinnest = extent(next.local, 0);
     for (int a = 1; a < coarse.dims; ++a) thinnest = std::min(thinnest, extent(next.local, a));
     const bool distribute =
-        double(coarse.interior_size()) >= double(cfg.multigrid.agglomerate_below) &&
+        double(coarse.interior_size()) >= double(agg->agglomerate_below) &&
         next_ratio != std::array<int, 3>{1, 1, 1} &&  // the coarsest level is solved whole
         int(agg->levels.size()) < kMaxDistributedLevels;
     if (!distribute || !all(thinnest >= kMinBlockCells)) {

@@ -55,6 +55,7 @@ struct Agglomeration {
   Block block;
   std::array<int, 3> ratio{1, 1, 1};
   BoundaryFaces global_zero_faces{};  // the global grid's face types, zero values
+  long long agglomerate_below = 0;    // the deck's threshold, `auto` resolved
   bool overlap = false;    // execution.overlap: sweeps of distributed levels overlap their halos
   bool redundant = false;  // every rank solves the gathered levels (allgather, no scatter)
   bool root = false;       // this rank solves them (every rank when redundant)

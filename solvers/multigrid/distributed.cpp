@@ -105,7 +105,7 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"gathered_level", name(agg_->global_coarse)},
       {"gathered_on", agg_->redundant ? "every rank" : "rank 0"},
       {"gather", device_gather_ ? "device" : "host"},
-      {"agglomerate_below", settings_.agglomerate_below},
+      {"agglomerate_below", agg_->agglomerate_below},
       {"agglomeration_seconds", timing_.agglomeration},
       {"overlap", split_},
       {"setup_tuning_seconds", timing_.setup_tuning},

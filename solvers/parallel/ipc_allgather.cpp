@@ -29,6 +29,17 @@ std::uint64_t probe(int writer, int b) {
 
 }  // namespace
 
+bool all_on_one_node(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  int node_size = 0, size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_free(&node);
+  return node_size == size;
+}
+
 template <typename T>
 std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<T>& backend,
                                                          const GridDesc& global,
@@ -41,12 +52,7 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
     check_mpi(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce (gather)");
     return every == 1;
   };
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
+  const bool one_node = all_on_one_node(comm);
   const int axis = global.dims - 1;  // the stream axis
   bool slab = true;
   for (int a = 0; a < axis; ++a)
@@ -54,8 +60,7 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
   // The probes' slots (8 bytes per rank) fit in the first ghost plane.
   const std::size_t plane = axis == 2 ? std::size_t(global.stride_z()) : global.stride_y();
   const bool fits = std::size_t(size) * sizeof(std::uint64_t) <= plane * sizeof(T);
-  if (!all(size > 1 && backend.device_memory() && node_size == size && slab && fits))
-    return nullptr;
+  if (!all(size > 1 && backend.device_memory() && one_node && slab && fits)) return nullptr;
 
   std::unique_ptr<IpcAllgather<T>> g(new IpcAllgather<T>());
   g->comm_ = comm;

@@ -30,6 +30,9 @@
 
 namespace heatsolve {
 
+// Whether every rank of `comm` runs on this node (collective).
+bool all_on_one_node(MPI_Comm comm);
+
 template <typename T>
 class IpcAllgather final : public BlockGather<T> {
  public:

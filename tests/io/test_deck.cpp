@@ -329,7 +329,11 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.pre_sweeps, 3);
   EXPECT_EQ(d.multigrid.post_sweeps, 3);
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
-  EXPECT_EQ(d.multigrid.agglomerate_below, 64 * 64 * 64);
+  EXPECT_EQ(d.multigrid.agglomerate_below, kAgglomerateAuto);
+  EXPECT_EQ(parse("name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
+                  "solver: {method: multigrid, multigrid: {agglomerate_below: auto}}\n")
+                .multigrid.agglomerate_below,
+            kAgglomerateAuto);
   EXPECT_TRUE(d.multigrid.fused);
   EXPECT_TRUE(d.multigrid.replay);
   EXPECT_FALSE(d.mixed_precision);
@@ -693,6 +697,8 @@ const BadDeck kBadDecks[] = {
      "solver.multigrid.coarse_tolerance: must be in (0, 1], got 0", 5, 40},
     {"negative_agglomerate_below", kBase + "solver: {multigrid: {agglomerate_below: -1}}\n",
      "solver.multigrid.agglomerate_below: expected a non-negative integer", 5, 41},
+    {"word_agglomerate_below", kBase + "solver: {multigrid: {agglomerate_below: some}}\n",
+     "solver.multigrid.agglomerate_below: expected 'auto' or a non-negative integer", 5, 41},
     {"fused_not_boolean", kBase + "solver: {multigrid: {fused: 3}}\n",
      "solver.multigrid.fused: expected true or false, got '3'", 5, 29},
     {"unknown_scheme",

@@ -1029,6 +1029,16 @@ void test_multigrid_equivalence() {
         const bool device = cfg.backend == BackendKind::Cuda && !root_solve && slabs;
         CHECK(gather == (device ? "device" : "host"), "{}: gathered through the {}", label, gather);
       }
+      // `agglomerate_below: auto` keeps 128^3 levels distributed (64^3 gathered) where the
+      // gathered level goes device to device, 64^3 (32^3 gathered) where it goes by the host.
+      if (r.multigrid.contains("decomposed")) {
+        const long long below = r.multigrid.at("decomposed").at("agglomerate_below");
+        const long long want = cfg.multigrid.agglomerate_below != kAgglomerateAuto
+                                   ? cfg.multigrid.agglomerate_below
+                               : cfg.backend == BackendKind::Cuda && slabs ? 128LL * 128 * 128
+                                                                           : 64LL * 64 * 64;
+        CHECK(below == want, "{}: agglomerate_below {} (expected {})", label, below, want);
+      }
       if (r.multigrid.contains("decomposed") && stream_only && cfg.multigrid.fused &&
           cfg.material.uniform()) {
         const auto& finest = r.multigrid.at("decomposed").at("levels").at(0);
