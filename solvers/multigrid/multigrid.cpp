@@ -219,13 +219,15 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     {
       PhaseTimer<T> t(clock_, &timing_.setup_tuning);
       for (std::size_t l = 1; l + 1 < levels_.size() && !fine.is_variable(); ++l) {
-        // The global level's size decides, so that every rank takes part in the same tunings.
-        // A level that smooths through deep halos and is not the last distributed one runs no
-        // single sweep (fused passes, the fused residual restriction), as a serial hierarchy's
-        // fused levels do: nothing to time.
+        // The mean block decides (a serial grid of that size would be untimed), the same
+        // number on every rank, so that every rank takes part in the same tunings. A level
+        // that smooths through deep halos and is not the last distributed one runs no single
+        // sweep (fused passes, the fused residual restriction), as a serial hierarchy's fused
+        // levels do: nothing to time.
         const bool deep = settings_.fused && l < agg_->deep.size() && agg_->deep[l] &&
                           int(l) < last_distributed();
-        if (deep || agg_->levels[l - 1].domain.global.interior_size() <= kUntimedMaxCells)
+        const Domain& d = agg_->levels[l - 1].domain;
+        if (deep || double(d.global.interior_size()) / d.size <= kUntimedMaxCells)
           backend.prepare_untimed(grid(int(l)));
         else
           backend.prepare(grid(int(l)));

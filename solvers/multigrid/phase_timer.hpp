@@ -74,9 +74,9 @@ class PhaseTimer {
 // first of them, one phase): their short, launch-bound kernels are timed together.
 constexpr std::size_t kUnitTimedCells = 128 * 128 * 128;
 
-// Levels of at most this many cells (all ranks) sweep with the backend's variant for small
-// grids, untimed (Backend::prepare_untimed): their sweeps are latency-bound, and timing every
-// variant on each of them costs more than the choice can win.
+// Levels of at most this many cells (a distributed level: per block, on average) sweep with
+// the backend's variant for small grids, untimed (Backend::prepare_untimed): their sweeps are
+// latency-bound, and timing every variant on each of them costs more than the choice can win.
 constexpr double kUntimedMaxCells = double(128 * 128 * 128);
 
 }  // namespace heatsolve::multigrid_detail
