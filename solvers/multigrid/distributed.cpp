@@ -79,6 +79,11 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
     return g.dims == 3 ? fmt::format("{}x{}x{}", g.nx, g.ny, g.nz)
                        : fmt::format("{}x{}", g.nx, g.ny);
   };
+  // The distributed levels' exchangers (the finest level's one-cell exchanger is the run's).
+  ExchangeSetupSeconds setup;
+  for (const DistributedLevel<T>& dl : agg_->levels) setup += dl.exchanger->setup_seconds();
+  for (const auto& deep : agg_->deep)
+    if (deep) setup += deep->setup_seconds();
   nlohmann::json levels = nlohmann::json::array();
   for (int l = 0; l <= last_distributed(); ++l) {
     nlohmann::json j{{"level", l},
@@ -110,6 +115,11 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"overlap", split_},
       {"setup_tuning_seconds", timing_.setup_tuning},
       {"setup_halo_seconds", timing_.setup_halos},
+      {"setup_breakdown",
+       {{"buffers", setup.buffers},
+        {"ipc_mappings", setup.ipc_mappings},
+        {"ipc_events", setup.ipc_events},
+        {"device_gather", timing_.setup_gather}}},
       // Gathered levels replayed as one launch are timed as one (the coarse solve's seconds).
       {"gathered_replayed", coarse_ && coarse_->replays() > 0},
       {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},

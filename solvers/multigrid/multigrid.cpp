@@ -266,7 +266,13 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       coarse_ = std::unique_ptr<Multigrid<T>>(new Multigrid<T>(
           global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}, singular_));
       agg_corr_ = backend.allocate(gc.padded_size());
-      if (agg_->make_device_gather) device_gather_ = agg_->make_device_gather(backend);
+      if (agg_->make_device_gather) {
+        const auto t0 = std::chrono::steady_clock::now();
+        device_gather_ = agg_->make_device_gather(backend);
+        if (device_gather_)
+          timing_.setup_gather =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       if (!device_gather_) {
         agg_rhs_ = backend.allocate(gc.padded_size());
         stage_global_.resize(gc.padded_size());

@@ -45,6 +45,18 @@ class Reducer {
   }
 };
 
+// Host seconds of an exchanger's set-up (at its first exchange): allocating its buffers,
+// mapping the neighbours' receive buffers (CUDA IPC handshake), sharing interprocess events.
+struct ExchangeSetupSeconds {
+  double buffers = 0, ipc_mappings = 0, ipc_events = 0;
+  ExchangeSetupSeconds& operator+=(const ExchangeSetupSeconds& o) {
+    buffers += o.buffers;
+    ipc_mappings += o.ipc_mappings;
+    ipc_events += o.ipc_events;
+    return *this;
+  }
+};
+
 // Fills the ghost cells of faces marked Exchange from the neighbouring ranks.
 template <typename T>
 class HaloExchanger {
@@ -63,6 +75,7 @@ class HaloExchanger {
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }
+  virtual ExchangeSetupSeconds setup_seconds() const { return {}; }
   // Whether every face's halos go device to device (CUDA IPC, CUDA-aware MPI), never through
   // host memory; known after the first exchange.
   virtual bool device_to_device() const { return false; }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
@@ -200,6 +201,20 @@ void swap_with_peers(MPI_Comm comm, const std::array<int, 6>& peers, const std::
   reqs.wait_all();
 }
 
+// Host seconds between laps (an exchanger's set-up phases).
+class SetupClock {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Both neighbours of a face agree on IPC for each direction: each exports its two receive
 // buffers for the face (recv[f], each its own cudaMalloc), the other maps them when it
 // shares the node, and tells whether it could. Collective over the neighbours; tags
@@ -357,14 +372,19 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
     throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
   bool try_ipc = false;
   transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
+  SetupClock clock;
   for (Face& f : faces_) {
     if (f.peer == MPI_PROC_NULL) continue;
     f.allocate(backend, f.cells, f.cells, transport_ == HaloTransport::Staged, try_ipc);
   }
+  setup_seconds_.buffers += clock.lap();
   // Every rank takes the same branch (same deck, same MPI library), so the collective calls
   // in the handshake are made by all ranks.
   constexpr int kTagIpc = 1000;
-  if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+  if (try_ipc) {
+    ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+    setup_seconds_.ipc_mappings += clock.lap();
+  }
   require_ipc(mode_, peers_of(faces_), ipc_);
   if (active_faces() == 0) transport_ = HaloTransport::None;
   bound_ = &backend;
@@ -499,20 +519,28 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
   bool try_ipc = false;
   transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
   bool any = false;
+  SetupClock clock;
   for (Face& face : faces_) {
     if (face.peer == MPI_PROC_NULL) continue;
     any = true;
     face.allocate(backend, face.send_cells, face.recv_cells, transport_ == HaloTransport::Staged,
                   try_ipc);
   }
+  setup_seconds_.buffers += clock.lap();
   constexpr int kTagIpc = 4000;  // apart from the one-layer exchanger's handshake (1000-3005)
-  if (try_ipc) ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+  if (try_ipc) {
+    ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+    setup_seconds_.ipc_mappings += clock.lap();
+  }
   require_ipc(mode_, peers_of(faces_), ipc_);
   if (!any) transport_ = HaloTransport::None;
   // Device ordering needs every face through IPC both ways, on both sides of each face (a
   // neighbour's other faces may differ: it then keeps to the host, and so does this rank
   // towards it, since the flag below is swapped per face).
-  if (any && ordering_ == ExchangeOrdering::Device) share_events();
+  if (any && ordering_ == ExchangeOrdering::Device) {
+    share_events();
+    if (try_ipc) setup_seconds_.ipc_events += clock.lap();
+  }
   bound_ = &backend;
 }
 

@@ -157,6 +157,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   // the first exchange / without peers.
   std::string transport() const override;
   bool device_to_device() const override;
+  ExchangeSetupSeconds setup_seconds() const override { return setup_seconds_; }
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
   std::unique_ptr<DeepHaloExchanger<T>> make_deep(
@@ -177,6 +178,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
+  ExchangeSetupSeconds setup_seconds_;
   T* in_flight_ = nullptr;  // u between begin() and finish()
   bool sent_ = false;       // send() done for the exchange in flight
   int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
@@ -217,6 +219,7 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   // Whether every face's exchange is ordered on the devices alone, the host waiting for
   // nothing (known after the first exchange).
   bool device_ordered() const { return device_ordered_; }
+  ExchangeSetupSeconds setup_seconds() const override { return setup_seconds_; }
 
  private:
   // The interprocess events of ExchangeOrdering::Device, by parity: this rank's, and the
@@ -243,6 +246,7 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
+  ExchangeSetupSeconds setup_seconds_;
   int parity_ = 0;
 };
 

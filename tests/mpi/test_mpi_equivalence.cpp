@@ -1039,6 +1039,22 @@ void test_multigrid_equivalence() {
                                                                            : 64LL * 64 * 64;
         CHECK(below == want, "{}: agglomerate_below {} (expected {})", label, below, want);
       }
+      // The set-up's breakdown: a distributed coarse level's buffers take time; IPC mappings,
+      // events and the device gather only where device memory travels between processes.
+      if (r.multigrid.contains("decomposed")) {
+        const auto& d = r.multigrid.at("decomposed");
+        const auto& b = d.at("setup_breakdown");
+        const double buffers = b.at("buffers"), mappings = b.at("ipc_mappings"),
+                     events = b.at("ipc_events"), gather = b.at("device_gather");
+        const bool device = cfg.backend == BackendKind::Cuda;
+        const bool coarse = int(d.at("distributed_levels")) >= 2;
+        CHECK(std::isfinite(buffers + mappings + events + gather) && buffers >= 0 &&
+                  mappings >= 0 && events >= 0 && gather >= 0 && (!coarse || buffers > 0) &&
+                  (device || mappings + events + gather == 0) &&
+                  (std::string(d.at("gather")) != "device" || gather > 0),
+              "{}: set-up breakdown buffers {} ipc_mappings {} ipc_events {} device_gather {}",
+              label, buffers, mappings, events, gather);
+      }
       if (r.multigrid.contains("decomposed") && stream_only && cfg.multigrid.fused &&
           cfg.material.uniform()) {
         const auto& finest = r.multigrid.at("decomposed").at("levels").at(0);
