@@ -67,16 +67,13 @@ bool halves_evenly(const Domain& d, const std::array<int, 3>& ratio) {
 constexpr long long kAgglomerateDevice = 128LL * 128 * 128;
 constexpr long long kAgglomerateHost = 64LL * 64 * 64;
 
-long long resolve_agglomerate_below(const RunContext& ctx, const Config& cfg) {
-  if (cfg.multigrid.agglomerate_below != kAgglomerateAuto) return cfg.multigrid.agglomerate_below;
+// Whether this rank's gathered level can go device to device (collective; the ranks then
+// agree: a node without a device answers for all).
+bool device_gather_possible(const RunContext& ctx, const Config& cfg) {
+  const bool one_node = all_on_one_node(ctx.comm);  // every rank calls it
   const bool device = cfg.backend == BackendKind::Cuda ||
                       (cfg.backend == BackendKind::Auto && cuda_device_available());
-  bool slab = true;
-  for (int a = 0; a + 1 < ctx.domain.global.dims; ++a)
-    slab = slab && ctx.domain.block.count[a] == extent(ctx.domain.global, a);
-  int mine = device && slab && all_on_one_node(ctx.comm) ? 1 : 0, every = 0;
-  check_mpi(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
-  return every ? kAgglomerateDevice : kAgglomerateHost;
+  return one_node && device && slab_block(ctx.domain.global, ctx.domain.block);
 }
 
 template <typename T>
@@ -93,7 +90,10 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
   auto agg = std::make_unique<Agglomeration<T>>();
   if (reducer) agg->global_sum = [reducer](double v) { return reducer->sum(v); };
   agg->overlap = cfg.overlap;
-  agg->agglomerate_below = resolve_agglomerate_below(ctx, cfg);
+  agg->agglomerate_below = cfg.multigrid.agglomerate_below != kAgglomerateAuto
+                               ? cfg.multigrid.agglomerate_below
+                           : all(device_gather_possible(ctx, cfg)) ? kAgglomerateDevice
+                                                                   : kAgglomerateHost;
   const std::array<int, 6> peers = cartesian_neighbours(comm, ctx.domain);
   const bool variable = !cfg.material.uniform();
   std::shared_ptr<Backend<double>> host;  // the set-up exchange of double fields

@@ -267,11 +267,10 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
           global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}, singular_));
       agg_corr_ = backend.allocate(gc.padded_size());
       if (agg_->make_device_gather) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const auto t0 = Clock::now();
         device_gather_ = agg_->make_device_gather(backend);
         if (device_gather_)
-          timing_.setup_gather =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          timing_.setup_gather = std::chrono::duration<double>(Clock::now() - t0).count();
       }
       if (!device_gather_) {
         agg_rhs_ = backend.allocate(gc.padded_size());

@@ -40,6 +40,13 @@ bool all_on_one_node(MPI_Comm comm) {
   return node_size == size;
 }
 
+bool slab_block(const GridDesc& global, const Block& block) {
+  bool slab = true;
+  for (int a = 0; a + 1 < global.dims; ++a)
+    slab = slab && block.offset[a] == 0 && block.count[a] == extent(global, a);
+  return slab;
+}
+
 template <typename T>
 std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<T>& backend,
                                                          const GridDesc& global,
@@ -53,10 +60,8 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
     return every == 1;
   };
   const bool one_node = all_on_one_node(comm);
+  const bool slab = slab_block(global, block);
   const int axis = global.dims - 1;  // the stream axis
-  bool slab = true;
-  for (int a = 0; a < axis; ++a)
-    slab = slab && block.offset[a] == 0 && block.count[a] == extent(global, a);
   // The probes' slots (8 bytes per rank) fit in the first ghost plane.
   const std::size_t plane = axis == 2 ? std::size_t(global.stride_z()) : global.stride_y();
   const bool fits = std::size_t(size) * sizeof(std::uint64_t) <= plane * sizeof(T);

@@ -32,6 +32,9 @@ namespace heatsolve {
 
 // Whether every rank of `comm` runs on this node (collective).
 bool all_on_one_node(MPI_Comm comm);
+// Whether `block` spans every axis of `global` but the last (the stream axis): blocks that
+// split it along the stream axis alone, the layout IpcAllgather serves.
+bool slab_block(const GridDesc& global, const Block& block);
 
 template <typename T>
 class IpcAllgather final : public BlockGather<T> {
