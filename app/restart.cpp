@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
+#include "io/crash_isolation.hpp"
 #include "io/run_identity.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
@@ -56,46 +58,73 @@ SeriesChoice choose_series(const Config& cfg, const CheckpointState& header,
   const GridDesc g = cfg.grid();
   std::vector<std::string> notes;
   SeriesChoice legacy_best;  // checkpoints of older versions: the candidate with most steps
-  for (const fs::path& path : candidates) {
-    if (!present(path)) continue;
+  // One candidate: the steps to copy from it, or nothing with *note saying why not; throws
+  // on a read error (`verify`: also each step's checksums).
+  const auto examine = [&](const fs::path& path, bool verify,
+                           std::string* note) -> std::optional<std::vector<std::int64_t>> {
     const std::string name = path.filename().string();
-    try {
-      const Hdf5SeriesInfo info = read_hdf5_series_info(path.string());
-      if (info.format != "heatsolve-timeseries") {
-        notes.push_back(name + " is not a heatsolve series");
-        continue;
+    const Hdf5SeriesInfo info = read_hdf5_series_info(path.string());
+    if (info.format != "heatsolve-timeseries") {
+      *note = name + " is not a heatsolve series";
+      return std::nullopt;
+    }
+    if (info.grid.dims != cfg.dimensions || info.grid.cells[0] != g.nx ||
+        info.grid.cells[1] != g.ny || info.grid.cells[2] != (cfg.dimensions == 3 ? g.nz : 1)) {
+      *note = name + " is of another grid";
+      return std::nullopt;
+    }
+    if (info.lineage != header.lineage || info.deck_hash != header.deck_hash) {
+      *note = fmt::format("{} belongs to another run ({})", name,
+                          info.deck_hash != header.deck_hash
+                              ? "another deck"
+                              : "another lineage: a fresh start or --overwrite");
+      return std::nullopt;
+    }
+    std::vector<std::int64_t> steps;
+    if (header.has_series_steps) {
+      steps = header.series_steps;
+      std::vector<std::int64_t> missing;
+      std::set_difference(steps.begin(), steps.end(), info.steps.begin(), info.steps.end(),
+                          std::back_inserter(missing));
+      if (!missing.empty()) {
+        *note = fmt::format("{} lacks step{} {}", name, missing.size() > 1 ? "s" : "",
+                            step_list(missing));
+        return std::nullopt;
       }
-      if (info.grid.dims != cfg.dimensions || info.grid.cells[0] != g.nx ||
-          info.grid.cells[1] != g.ny || info.grid.cells[2] != (cfg.dimensions == 3 ? g.nz : 1)) {
-        notes.push_back(name + " is of another grid");
-        continue;
-      }
-      if (info.lineage != header.lineage || info.deck_hash != header.deck_hash) {
-        notes.push_back(fmt::format("{} belongs to another run ({})", name,
-                                    info.deck_hash != header.deck_hash
-                                        ? "another deck"
-                                        : "another lineage: a fresh start or --overwrite"));
-        continue;
-      }
-      std::vector<std::int64_t> steps;
-      if (header.has_series_steps) {
-        steps = header.series_steps;
-        std::vector<std::int64_t> missing;
-        std::set_difference(steps.begin(), steps.end(), info.steps.begin(), info.steps.end(),
-                            std::back_inserter(missing));
-        if (!missing.empty()) {
-          notes.push_back(fmt::format("{} lacks step{} {}", name, missing.size() > 1 ? "s" : "",
-                                      step_list(missing)));
-          continue;
-        }
-      } else {
-        for (std::int64_t s : info.steps)
-          if (s <= header.step) steps.push_back(s);
-      }
+    } else {
+      for (std::int64_t s : info.steps)
+        if (s <= header.step) steps.push_back(s);
+    }
+    if (verify) {
       Hdf5SeriesReader reader(path.string());
       for (std::int64_t s : steps) reader.verify(s);
-      if (header.has_series_steps) return {path.string(), steps};
-      if (steps.size() > legacy_best.steps.size()) legacy_best = {path.string(), steps};
+    }
+    return steps;
+  };
+  for (const fs::path& path : candidates) {
+    if (!present(path)) continue;
+    // First in a child process: a damaged file (a run killed mid-write) may crash HDF5
+    // rather than fail a read. Examined there in full, it needs no second verification here.
+    const ChildResult probe = run_in_child([&] {
+      std::string note;
+      examine(path, true, &note);
+    });
+    if (probe.end == ChildEnd::Crashed) {
+      const std::string why = fmt::format("reading {} crashed the HDF5 library (signal {})",
+                                          path.filename().string(), probe.signal);
+      fmt::print(stderr, "warning: {}: passed over as damaged\n", why);
+      notes.push_back(why);
+      continue;
+    }
+    try {
+      std::string note;
+      const auto steps = examine(path, probe.end != ChildEnd::Finished, &note);
+      if (!steps) {
+        notes.push_back(note);
+        continue;
+      }
+      if (header.has_series_steps) return {path.string(), *steps};
+      if (steps->size() > legacy_best.steps.size()) legacy_best = {path.string(), *steps};
     } catch (const std::exception& e) {
       notes.push_back(e.what());
     }
