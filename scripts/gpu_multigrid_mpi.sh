@@ -76,6 +76,9 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
           f"{rest[len(rest) // 2] * 1e3 if rest else 0:.2f} ms; set-up: tuning "
           f"{d.get('setup_tuning_seconds', 0):.3f} s, halos {d.get('setup_halo_seconds', 0):.3f} s, "
           f"overlap {d.get('overlap', '-')}, gather {d.get('gather', '-')}")
+    if "setup_breakdown" in d:
+        print("    set-up breakdown: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in d["setup_breakdown"].items())
+              + f"; pinned staging {d.get('staging_pinned_bytes', 0) / 2**20:.1f} MiB")
 PY
 }
 

@@ -80,10 +80,10 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
                        : fmt::format("{}x{}", g.nx, g.ny);
   };
   // The distributed levels' exchangers (the finest level's one-cell exchanger is the run's).
-  ExchangeSetupSeconds setup;
-  for (const DistributedLevel<T>& dl : agg_->levels) setup += dl.exchanger->setup_seconds();
+  ExchangeSetupCost setup;
+  for (const DistributedLevel<T>& dl : agg_->levels) setup += dl.exchanger->setup_cost();
   for (const auto& deep : agg_->deep)
-    if (deep) setup += deep->setup_seconds();
+    if (deep) setup += deep->setup_cost();
   nlohmann::json levels = nlohmann::json::array();
   for (int l = 0; l <= last_distributed(); ++l) {
     nlohmann::json j{{"level", l},
@@ -120,6 +120,7 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
         {"ipc_mappings", setup.ipc_mappings},
         {"ipc_events", setup.ipc_events},
         {"device_gather", timing_.setup_gather}}},
+      {"staging_pinned_bytes", setup.pinned_bytes},
       // Gathered levels replayed as one launch are timed as one (the coarse solve's seconds).
       {"gathered_replayed", coarse_ && coarse_->replays() > 0},
       {"exchange_seconds", std::accumulate(timing_.exchange.begin(), timing_.exchange.end(), 0.0)},

@@ -83,7 +83,7 @@ class DeepHaloExchanger {
   virtual void exchange(Backend<T>& backend, T* extended, Lane lane = Lane::Main) = 0;
   // How the margins travel ("ipc", "staged", ...; empty when it does not apply).
   virtual std::string transport() const { return ""; }
-  virtual ExchangeSetupSeconds setup_seconds() const { return {}; }
+  virtual ExchangeSetupCost setup_cost() const { return {}; }
 };
 
 }  // namespace heatsolve

@@ -45,14 +45,17 @@ class Reducer {
   }
 };
 
-// Host seconds of an exchanger's set-up (at its first exchange): allocating its buffers,
-// mapping the neighbours' receive buffers (CUDA IPC handshake), sharing interprocess events.
-struct ExchangeSetupSeconds {
+// What an exchanger's set-up (at its first exchange) cost: host seconds allocating its
+// buffers, mapping the neighbours' receive buffers (CUDA IPC handshake) and sharing
+// interprocess events; and the bytes of page-locked host memory it holds for staged faces.
+struct ExchangeSetupCost {
   double buffers = 0, ipc_mappings = 0, ipc_events = 0;
-  ExchangeSetupSeconds& operator+=(const ExchangeSetupSeconds& o) {
+  std::size_t pinned_bytes = 0;
+  ExchangeSetupCost& operator+=(const ExchangeSetupCost& o) {
     buffers += o.buffers;
     ipc_mappings += o.ipc_mappings;
     ipc_events += o.ipc_events;
+    pinned_bytes += o.pinned_bytes;
     return *this;
   }
 };
@@ -75,7 +78,7 @@ class HaloExchanger {
   virtual void finish(Backend<T>& backend, T* u) { (void)backend, (void)u; }
   // How halos travel ("staged", "ipc", ...), for summary.json; "" when not applicable.
   virtual std::string transport() const { return ""; }
-  virtual ExchangeSetupSeconds setup_seconds() const { return {}; }
+  virtual ExchangeSetupCost setup_cost() const { return {}; }
   // Whether every face's halos go device to device (CUDA IPC, CUDA-aware MPI), never through
   // host memory; known after the first exchange.
   virtual bool device_to_device() const { return false; }

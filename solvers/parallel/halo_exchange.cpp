@@ -343,12 +343,24 @@ std::array<std::array<const void*, 2>, 6> recv_buffers(const FaceArray& faces) {
 
 template <typename T>
 void FaceBuffers<T>::allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells,
-                              bool staged, bool exported) {
+                              bool exported) {
   send = backend.allocate(send_cells);
   for (auto& r : recv) r = backend.allocate(ipc_cells<T>(recv_cells, exported));
-  if (!staged) return;
-  host_send = HostBuffer<T>(send_cells);
-  for (auto& h : host_recv) h = HostBuffer<T>(recv_cells);
+}
+
+template <typename T>
+void FaceBuffers<T>::stage(std::size_t send_cells, std::size_t recv_cells, bool send_by_host,
+                           bool recv_by_host) {
+  if (send_by_host) host_send = HostBuffer<T>(send_cells);
+  if (recv_by_host)
+    for (auto& h : host_recv) h = HostBuffer<T>(recv_cells);
+}
+
+template <typename T>
+std::size_t FaceBuffers<T>::pinned_bytes() const {
+  std::size_t cells = host_send.pinned() ? host_send.size() : 0;
+  for (const auto& h : host_recv) cells += h.pinned() ? h.size() : 0;
+  return cells * sizeof(T);
 }
 
 template <typename T>
@@ -375,17 +387,25 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   SetupClock clock;
   for (Face& f : faces_) {
     if (f.peer == MPI_PROC_NULL) continue;
-    f.allocate(backend, f.cells, f.cells, transport_ == HaloTransport::Staged, try_ipc);
+    f.allocate(backend, f.cells, f.cells, try_ipc);
   }
-  setup_seconds_.buffers += clock.lap();
+  setup_cost_.buffers += clock.lap();
   // Every rank takes the same branch (same deck, same MPI library), so the collective calls
   // in the handshake are made by all ranks.
   constexpr int kTagIpc = 1000;
   if (try_ipc) {
     ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
-    setup_seconds_.ipc_mappings += clock.lap();
+    setup_cost_.ipc_mappings += clock.lap();
   }
   require_ipc(mode_, peers_of(faces_), ipc_);
+  if (transport_ == HaloTransport::Staged) {
+    for (int f = 0; f < 6; ++f)
+      if (faces_[f].peer != MPI_PROC_NULL) {
+        faces_[f].stage(faces_[f].cells, faces_[f].cells, !ipc_.send[f], !ipc_.recv[f]);
+        setup_cost_.pinned_bytes += faces_[f].pinned_bytes();
+      }
+    setup_cost_.buffers += clock.lap();
+  }
   if (active_faces() == 0) transport_ = HaloTransport::None;
   bound_ = &backend;
 }
@@ -523,23 +543,30 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
   for (Face& face : faces_) {
     if (face.peer == MPI_PROC_NULL) continue;
     any = true;
-    face.allocate(backend, face.send_cells, face.recv_cells, transport_ == HaloTransport::Staged,
-                  try_ipc);
+    face.allocate(backend, face.send_cells, face.recv_cells, try_ipc);
   }
-  setup_seconds_.buffers += clock.lap();
+  setup_cost_.buffers += clock.lap();
   constexpr int kTagIpc = 4000;  // apart from the one-layer exchanger's handshake (1000-3005)
   if (try_ipc) {
     ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
-    setup_seconds_.ipc_mappings += clock.lap();
+    setup_cost_.ipc_mappings += clock.lap();
   }
   require_ipc(mode_, peers_of(faces_), ipc_);
+  if (transport_ == HaloTransport::Staged) {
+    for (int f = 0; f < 6; ++f)
+      if (faces_[f].peer != MPI_PROC_NULL) {
+        faces_[f].stage(faces_[f].send_cells, faces_[f].recv_cells, !ipc_.send[f], !ipc_.recv[f]);
+        setup_cost_.pinned_bytes += faces_[f].pinned_bytes();
+      }
+    setup_cost_.buffers += clock.lap();
+  }
   if (!any) transport_ = HaloTransport::None;
   // Device ordering needs every face through IPC both ways, on both sides of each face (a
   // neighbour's other faces may differ: it then keeps to the host, and so does this rank
   // towards it, since the flag below is swapped per face).
   if (any && ordering_ == ExchangeOrdering::Device) {
     share_events();
-    if (try_ipc) setup_seconds_.ipc_events += clock.lap();
+    if (try_ipc) setup_cost_.ipc_events += clock.lap();
   }
   bound_ = &backend;
 }

@@ -124,8 +124,11 @@ struct FaceBuffers {
   HostBuffer<T> host_send;
   std::array<HostBuffer<T>, 2> host_recv;
   // Receive buffers offered for IPC (`exported`) are whole device::kIpcGranularity blocks.
-  void allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells, bool staged,
-                bool exported);
+  void allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells, bool exported);
+  // The pinned host twins of the directions that go through host memory, made once IPC has
+  // been agreed: page-locking costs about 0.5 ms a MiB, which a face served by IPC never uses.
+  void stage(std::size_t send_cells, std::size_t recv_cells, bool send_by_host, bool recv_by_host);
+  std::size_t pinned_bytes() const;
 };
 
 template <typename T>
@@ -157,7 +160,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   // the first exchange / without peers.
   std::string transport() const override;
   bool device_to_device() const override;
-  ExchangeSetupSeconds setup_seconds() const override { return setup_seconds_; }
+  ExchangeSetupCost setup_cost() const override { return setup_cost_; }
   // Number of faces exchanged with peers (0..6).
   int active_faces() const;
   std::unique_ptr<DeepHaloExchanger<T>> make_deep(
@@ -178,7 +181,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
-  ExchangeSetupSeconds setup_seconds_;
+  ExchangeSetupCost setup_cost_;
   T* in_flight_ = nullptr;  // u between begin() and finish()
   bool sent_ = false;       // send() done for the exchange in flight
   int parity_ = 0;          // exchange count mod 2: which receive buffers are in use
@@ -219,7 +222,7 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   // Whether every face's exchange is ordered on the devices alone, the host waiting for
   // nothing (known after the first exchange).
   bool device_ordered() const { return device_ordered_; }
-  ExchangeSetupSeconds setup_seconds() const override { return setup_seconds_; }
+  ExchangeSetupCost setup_cost() const override { return setup_cost_; }
 
  private:
   // The interprocess events of ExchangeOrdering::Device, by parity: this rank's, and the
@@ -246,7 +249,7 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   const Backend<T>* bound_ = nullptr;
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
-  ExchangeSetupSeconds setup_seconds_;
+  ExchangeSetupCost setup_cost_;
   int parity_ = 0;
 };
 

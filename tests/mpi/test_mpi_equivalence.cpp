@@ -1054,6 +1054,12 @@ void test_multigrid_equivalence() {
                   (std::string(d.at("gather")) != "device" || gather > 0),
               "{}: set-up breakdown buffers {} ipc_mappings {} ipc_events {} device_gather {}",
               label, buffers, mappings, events, gather);
+        // Page-locked staging buffers only for faces whose halos go through host memory.
+        const long long pinned = d.at("staging_pinned_bytes");
+        const bool staged = device && cfg.halo == HaloMode::Staged;
+        const bool none = !device || r.halo_transport == "ipc";
+        CHECK((!staged || !coarse || pinned > 0) && (!none || pinned == 0),
+              "{}: {} bytes of pinned staging buffers (halos {})", label, pinned, r.halo_transport);
       }
       if (r.multigrid.contains("decomposed") && stream_only && cfg.multigrid.fused &&
           cfg.material.uniform()) {
