@@ -39,9 +39,14 @@ void Multigrid<T>::attach_deep_smoothing() {
       ++timing_.exchanges[l];
     };
     levels_[l].op = levels_[l].op.with_deep_smoothing(std::move(deep));
-    // Sweeps that the backend does not fuse run on the extended grid (small levels: untimed).
-    if (l > 0 && agg_->levels[std::size_t(l) - 1].domain.global.interior_size() <= kUntimedMaxCells)
-      backend.prepare_untimed(ex->geometry().extended);
+    // Sweeps that the backend does not fuse run on the extended grid: small blocks untimed,
+    // judged by the mean block as the level's own grid is (otherwise tuned by timing inside
+    // the first cycle).
+    if (l > 0) {
+      const Domain& d = agg_->levels[std::size_t(l) - 1].domain;
+      if (double(d.global.interior_size()) / d.size <= kUntimedMaxCells)
+        backend.prepare_untimed(ex->geometry().extended);
+    }
   }
 }
 
