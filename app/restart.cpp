@@ -106,6 +106,7 @@ SeriesChoice choose_series(const Config& cfg, const CheckpointState& header,
     // First in a child process: a damaged file (a run killed mid-write) may crash HDF5
     // rather than fail a read. Examined there in full, it needs no second verification here.
     const ChildResult probe = run_in_child([&] {
+      fault_point("read-series", header.step);
       std::string note;
       examine(path, true, &note);
     });
@@ -155,6 +156,17 @@ SeriesChoice choose_series(const Config& cfg, const CheckpointState& header,
 // One candidate checkpoint: throws CheckpointDamaged or SeriesDamaged when it cannot be used
 // (the caller may try an older one), CheckpointMismatch when it does not belong to the deck.
 RestartPlan plan_from(const std::string& path, const Config& cfg, bool check_only) {
+  // First in a child process, as the series candidates: a damaged checkpoint may crash HDF5
+  // rather than fail a read. Read and verified there in full, it is not verified again here.
+  const ChildResult probe = run_in_child([&] {
+    const CheckpointState h = read_checkpoint_header(path);
+    fault_point("read-checkpoint", h.step);
+    verify_checkpoint(path, h);
+  });
+  if (probe.end == ChildEnd::Crashed)
+    throw CheckpointDamaged(
+        fmt::format("checkpoint '{}' is damaged: reading it crashed the HDF5 library (signal {})",
+                    path, probe.signal));
   CheckpointState header;
   try {
     header = read_checkpoint_header(path);
@@ -176,7 +188,7 @@ RestartPlan plan_from(const std::string& path, const Config& cfg, bool check_onl
   if (cfg.problem == ProblemType::Heat && header.time > cfg.end_time * (1 + 1e-12))
     throw CheckpointMismatch(fmt::format("checkpoint '{}' is at t = {:g}, beyond time.end = {:g}",
                                          path, header.time, cfg.end_time));
-  verify_checkpoint(path, header);
+  if (probe.end != ChildEnd::Finished) verify_checkpoint(path, header);
   RestartPlan plan;
   plan.checkpoint = path;
   plan.step = header.step;

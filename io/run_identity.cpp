@@ -90,6 +90,8 @@ void fault_point(const char* point, std::int64_t step) {
                       : sig == "TERM" ? SIGTERM
                       : sig == "USR1" ? SIGUSR1
                       : sig == "INT"  ? SIGINT
+                      : sig == "ABRT" ? SIGABRT
+                      : sig == "SEGV" ? SIGSEGV
                                       : 0;
     if (signo != 0) ::raise(signo);
   }

@@ -40,10 +40,14 @@ void clear_series_steps();
 
 // Test-only fault injection for the e2e fault suite (tests/e2e/fault_*.sh):
 // HEATSOLVE_TEST_FAULT="<point>@<step>:<signal>[,...]" raises the signal (KILL, TERM, USR1,
-// INT) in this process when it reaches <point> at <step>. Points: `checkpoint` (right after
-// checkpoint_latest names the checkpoint of that step), `series` (step's data written into
-// the HDF5 series, not yet flushed: a kill in the middle of an output step), `diagnostics`
-// (the row of that step written into diagnostics.csv.partial). Unset: nothing.
+// INT, ABRT, SEGV) in this process when it reaches <point> at <step>. Points: `checkpoint`
+// (right after checkpoint_latest names the checkpoint of that step), `series` (step's data
+// written into the HDF5 series, not yet flushed: a kill in the middle of an output step),
+// `diagnostics` (the row of that step written into diagnostics.csv.partial), and, in the
+// child process that examines a restart's candidates (io/crash_isolation.hpp),
+// `read-checkpoint` (the checkpoint of that step, its header read) and `read-series` (a series
+// candidate for the checkpoint of that step): a crash of the HDF5 library there. Unset:
+// nothing.
 void fault_point(const char* point, std::int64_t step);
 
 }  // namespace heatsolve

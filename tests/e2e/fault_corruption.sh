@@ -9,7 +9,12 @@
 #      error line naming it) or ends as the uninterrupted run, never anything else;
 #   d. in series step 55 (after checkpoint 50): latest falls back to checkpoint 50;
 #   e. in series step 15 (before both checkpoints): refused (exit 2) naming the step;
-#   f. a checkpoint without /fields/u or without /fields: exit 2, nothing written.
+#   f. a checkpoint without /fields/u or without /fields: exit 2, nothing written;
+#   g. HDF5 crashing (SIGABRT) while the restart reads checkpoint 60 (the test-only hook
+#      HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT, in the child that examines it): latest
+#      says so and falls back to checkpoint 50, ending as the uninterrupted run; h. the same
+#      with `--restart <that file>`: exit 2, one error line, nothing touched; i. HDF5 crashing
+#      while it reads the series for checkpoint 60: latest falls back to checkpoint 50.
 # usage: fault_corruption.sh <heatsolve binary> <source dir> <work dir>   (exit 77 = skipped)
 set -uo pipefail
 bin=$(realpath "$1") src=$(realpath "$2") work=$3
@@ -113,6 +118,30 @@ for what in fields/u fields; do
   check "f. ... in one error line naming it" one_error_line f.log "checkpoint 'f/checkpoint_00000060.h5' is damaged"
   check "f. ... touching nothing" test "$(digest f/heat.h5.partial)" = "$before" -a ! -e f/heat.h5.restart-source
 done
+
+# ---- g, h, i: HDF5 crashing while the restart reads a file -------------------------------------------
+fresh_copy g
+HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT hs g.log run deck.yaml -q --set output.directory=g --restart latest
+check "g. HDF5 crashing on checkpoint 60: latest exits 0 (got $rc)" test "$rc" = 0
+check "g. ... saying so and falling back to checkpoint 50" \
+  grep -q "warning: checkpoint 'g/checkpoint_00000060.h5' is damaged: reading it crashed the HDF5 library (signal 6); falling back to the checkpoint before it, 'g/checkpoint_00000050.h5'" g.log
+check "g. ... ending as the uninterrupted run" same_outputs ref g heat
+
+fresh_copy h
+before=$(digest h/heat.h5.partial)
+HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT hs h.log run deck.yaml -q --set output.directory=h \
+  --restart h/checkpoint_00000060.h5
+check "h. HDF5 crashing on --restart <checkpoint 60>: exit 2 (got $rc)" test "$rc" = 2
+check "h. ... in one error line naming it" \
+  one_error_line h.log "checkpoint 'h/checkpoint_00000060.h5' is damaged: reading it crashed"
+check "h. ... touching nothing" test "$(digest h/heat.h5.partial)" = "$before" -a ! -e h/heat.h5.restart-source
+
+fresh_copy i
+HEATSOLVE_TEST_FAULT=read-series@60:ABRT hs i.log run deck.yaml -q --set output.directory=i --restart latest
+check "i. HDF5 crashing on the series of checkpoint 60: latest exits 0 (got $rc)" test "$rc" = 0
+check "i. ... passing the series over and falling back to checkpoint 50" \
+  grep -q "warning: reading heat.h5.partial crashed the HDF5 library (signal 6): passed over as damaged" i.log
+check "i. ... ending as the uninterrupted run" same_outputs ref i heat
 
 if ((fail)); then
   echo "fault_corruption: FAILED"
