@@ -90,7 +90,7 @@ std::unique_ptr<RunLock> lock_output_directory(const Config& cfg) {
     if (const std::optional<LockHolder>& stale = lock->stale_holder()) {
       fmt::print(stderr,
                  "warning: taking over the lock of output directory '{}': the run that held it "
-                 "({}) ended without releasing it (killed or crashed){}\n",
+                 "({}) ended without releasing it (killed, crashed or aborted){}\n",
                  dir.string(), stale->describe(),
                  stale->host != lock->holder().host
                      ? "; if that run is in fact still alive, this file system does not share "
@@ -574,9 +574,11 @@ int run_command(const RunOptions& opts) {
     // A failure on one rank while its peers wait in MPI: end the job here, before unwinding
     // past the writers (their destructors close MPI-IO files collectively and would wait for
     // those peers forever).
-    if (nranks > 1)
+    if (nranks > 1) {
+      lock.reset();  // an orderly end: released, not left behind as a killed run's
       abort_job(e.what(), dynamic_cast<const std::logic_error*>(&e) ? exit_code::kInternalError
                                                                     : exit_code::kRuntimeError);
+    }
     throw;
   }
   if (live_progress) progress.finish();
