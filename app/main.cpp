@@ -9,6 +9,7 @@
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "app/bench/bench_command.hpp"
 #include "app/exit_codes.hpp"
@@ -106,35 +107,27 @@ int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
     // A resource problem, not a bug: the memory preflight (app/preflight.hpp) let it through
     // (its estimate is a lower bound) or other processes took the memory meanwhile.
     const char* what = "out of memory (see 'Memory preflight' in docs/robustness.md)";
-    if (mpi.size() > 1) {
-      print_error("rank {}: error: {}\n", mpi.rank(), what);
-      mpi.abort(exit_code::kRuntimeError);
-    }
+    if (mpi.size() > 1) abort_job(what, exit_code::kRuntimeError);
     print_error("error: {}\n", what);
     return exit_code::kRuntimeError;
   } catch (const std::logic_error& e) {
     // A broken invariant (std::logic_error and kin: out_of_range, invalid_argument, ...) is
     // a bug in heatsolve, never a problem with the input: exit 4, distinct from exit 1.
-    if (mpi.size() > 1) {
-      print_error("rank {}: internal error: {} (please report this)\n", mpi.rank(), e.what());
-      mpi.abort(exit_code::kInternalError);
-    }
+    if (mpi.size() > 1)
+      abort_job(std::string(e.what()) + " (please report this)", exit_code::kInternalError,
+                "internal error");
     print_error("internal error: {} (please report this)\n", e.what());
     return exit_code::kInternalError;
   } catch (const std::exception& e) {
     // Under MPI a failure on one rank must end every rank (the others may be blocked in a
     // halo exchange or a reduction): name the rank and abort the job.
-    if (mpi.size() > 1) {
-      print_error("rank {}: error: {}\n", mpi.rank(), e.what());
-      mpi.abort(exit_code::kRuntimeError);
-    }
+    if (mpi.size() > 1) abort_job(e.what(), exit_code::kRuntimeError);
     print_error("error: {}\n", e.what());
     return exit_code::kRuntimeError;
   } catch (...) {
-    if (mpi.size() > 1) {
-      print_error("rank {}: internal error: unknown exception (please report this)\n", mpi.rank());
-      mpi.abort(exit_code::kInternalError);
-    }
+    if (mpi.size() > 1)
+      abort_job("unknown exception (please report this)", exit_code::kInternalError,
+                "internal error");
     print_error("internal error: unknown exception (please report this)\n");
     return exit_code::kInternalError;
   }

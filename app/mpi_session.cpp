@@ -1,7 +1,12 @@
 #include "app/mpi_session.hpp"
 
+#include <time.h>
+
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #ifdef HEATSOLVE_HAVE_MPI
@@ -12,6 +17,25 @@ namespace heatsolve {
 
 namespace {
 int g_local_rank = 0;  // cached by the session (MPI_Comm_split_type is collective)
+
+#ifdef HEATSOLVE_HAVE_MPI
+// The failing ranks' agreement of abort_job(): a communicator of its own, since the ranks
+// that do not fail may be inside any collective of MPI_COMM_WORLD.
+MPI_Comm g_failure_comm = MPI_COMM_NULL;
+
+// Waits up to `seconds` for `request` (a nonblocking collective of the failing ranks); false
+// when it did not complete (some rank did not fail, or not yet).
+bool completes_within(MPI_Request& request, double seconds) {
+  const double end = MPI_Wtime() + seconds;
+  int done = 0;
+  while (MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+    if (MPI_Wtime() > end) return false;
+    const struct timespec pause = {0, 200000};  // 0.2 ms
+    nanosleep(&pause, nullptr);
+  }
+  return done != 0;
+}
+#endif
 
 #ifdef HEATSOLVE_HAVE_MPI
 bool env_set(const char* name) {
@@ -54,6 +78,7 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   }
   // Errors come back as return codes (and become exceptions) instead of aborting inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(MPI_COMM_WORLD, &g_failure_comm);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   MPI_Comm node = MPI_COMM_NULL;
@@ -75,6 +100,7 @@ MpiSession::~MpiSession() {
 #ifdef HEATSOLVE_HAVE_MPI
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized && g_failure_comm != MPI_COMM_NULL) MPI_Comm_free(&g_failure_comm);
   if (owns_mpi_ && !finalized) MPI_Finalize();
 #endif
 }
@@ -89,16 +115,45 @@ void MpiSession::abort(int code) const {
   std::exit(code);
 }
 
-void abort_job(const std::string& what, int code) {
+void abort_job(const std::string& what, int code, const char* kind) {
   const int size = world_size();
-  if (size > 1)
-    std::fprintf(stderr, "rank %d: error: %s\n", world_rank(), what.c_str());
-  else
-    std::fprintf(stderr, "error: %s\n", what.c_str());
+  bool once = size <= 1;  // one line for the job, without a rank
+#ifdef HEATSOLVE_HAVE_MPI
+  if (size > 1 && g_failure_comm != MPI_COMM_NULL) {
+    // Every rank failing alike (a full disk under collective I/O) is one line from rank 0:
+    // the failing ranks compare their messages (a hash, its maximum and that of its
+    // complement: equal on every rank only when all hashes are) for up to a second; a rank left
+    // alone, or a different message, prints its own line.
+    const std::uint64_t h = std::hash<std::string>{}(std::string(kind) + what);
+    std::uint64_t mine[2] = {h, ~h}, max[2] = {0, 0};
+    MPI_Request agreed = MPI_REQUEST_NULL;
+    if (MPI_Iallreduce(mine, max, 2, MPI_UINT64_T, MPI_MAX, g_failure_comm, &agreed) ==
+            MPI_SUCCESS &&
+        completes_within(agreed, 1.0))
+      once = max[0] == h && max[1] == ~h;
+  }
+#endif
+  if (once && world_rank() == 0)
+    std::fprintf(stderr, "%s: %s\n", kind, what.c_str());
+  else if (!once)
+    std::fprintf(stderr, "rank %d: %s: %s\n", world_rank(), kind, what.c_str());
   std::fflush(stdout);
   std::fflush(stderr);
 #ifdef HEATSOLVE_HAVE_MPI
-  if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  if (size > 1) {
+    // Rank 0's line is out before any rank's abort can end it.
+    MPI_Request printed = MPI_REQUEST_NULL;
+    if (once && MPI_Ibarrier(g_failure_comm, &printed) == MPI_SUCCESS)
+      completes_within(printed, 0.5);
+    // One abort for the job (several at once make Open MPI's launcher report its own errors);
+    // the other ranks abort themselves only if it has not ended them within a few seconds.
+    if (once && world_rank() != 0) {
+      std::signal(SIGTERM, SIG_DFL);  // the launcher's SIGTERM ends this rank, not a stop
+      const struct timespec wait = {5, 0};
+      nanosleep(&wait, nullptr);
+    }
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
 #endif
   std::exit(code);
 }

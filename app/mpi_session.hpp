@@ -44,11 +44,14 @@ int world_rank();       // 0 without MPI
 int world_size();       // 1 without MPI
 int node_local_rank();  // rank among the ranks sharing this node (MPI_COMM_TYPE_SHARED)
 
-// Ends the whole job from a failure on this rank: prints "rank R: error: <what>" and calls
-// MPI_Abort(MPI_COMM_WORLD, code) (with a single rank: prints "error: <what>", exits). Call
-// it *before* unwinding past objects whose destructors are collective (an MPI-IO file, a
-// communicator): a failing rank must not wait in them for peers that wait for it.
-[[noreturn]] void abort_job(const std::string& what, int code);
+// Ends the whole job from a failure on this rank: prints "<kind>: <what>" and calls
+// MPI_Abort(MPI_COMM_WORLD, code) (a single rank just exits). Under MPI the failing ranks first
+// compare messages for up to a second: when every rank fails alike (a full disk under
+// collective I/O) rank 0 prints the one line; otherwise each failing rank prints its own,
+// "rank R: <kind>: <what>". Call it *before* unwinding past objects whose destructors are
+// collective (an MPI-IO file, a communicator): a failing rank must not wait in them for peers
+// that wait for it.
+[[noreturn]] void abort_job(const std::string& what, int code, const char* kind = "error");
 
 // The GPU this rank should use: node_local_rank() % device_count, or -1 (current device)
 // when there is no device or the job has a single rank.

@@ -226,8 +226,11 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
   void tick() {
     if (++count_ == fail_at_)
       throw std::runtime_error(
-          fmt::format("injected failure on rank {} at halo exchange {} (HEATSOLVE_TEST_FAIL_RANK)",
-                      rank_, count_));
+          rank_ < 0 ? fmt::format("injected failure at halo exchange {} (HEATSOLVE_TEST_FAIL_RANK)",
+                                  count_)
+                    : fmt::format("injected failure on rank {} at halo exchange {} "
+                                  "(HEATSOLVE_TEST_FAIL_RANK)",
+                                  rank_, count_));
   }
   std::unique_ptr<HaloExchanger<T>> inner_;
   int rank_;
@@ -237,11 +240,14 @@ class FaultInjectingExchanger final : public HaloExchanger<T> {
 template <typename T>
 std::unique_ptr<HaloExchanger<T>> make_exchanger(const CartesianDecomposition& d, HaloMode mode) {
   std::unique_ptr<HaloExchanger<T>> ex = std::make_unique<MpiHaloExchanger<T>>(d, mode);
+  // HEATSOLVE_TEST_FAIL_RANK=<rank>: that rank fails; `all`: every rank, with one message.
   const char* fail_rank = std::getenv("HEATSOLVE_TEST_FAIL_RANK");
-  if (fail_rank && *fail_rank && std::atoi(fail_rank) == d.domain().rank) {
+  const bool all = fail_rank && std::string(fail_rank) == "all";
+  if (fail_rank && *fail_rank && (all || std::atoi(fail_rank) == d.domain().rank)) {
     const char* step = std::getenv("HEATSOLVE_TEST_FAIL_STEP");
     const long at = step && *step ? std::max(1L, std::atol(step)) : 5L;
-    ex = std::make_unique<FaultInjectingExchanger<T>>(std::move(ex), d.domain().rank, at);
+    ex =
+        std::make_unique<FaultInjectingExchanger<T>>(std::move(ex), all ? -1 : d.domain().rank, at);
   }
   return ex;
 }
@@ -576,8 +582,10 @@ int run_command(const RunOptions& opts) {
     // those peers forever).
     if (nranks > 1) {
       lock.reset();  // an orderly end: released, not left behind as a killed run's
-      abort_job(e.what(), dynamic_cast<const std::logic_error*>(&e) ? exit_code::kInternalError
-                                                                    : exit_code::kRuntimeError);
+      if (dynamic_cast<const std::logic_error*>(&e))
+        abort_job(std::string(e.what()) + " (please report this)", exit_code::kInternalError,
+                  "internal error");
+      abort_job(e.what(), exit_code::kRuntimeError);
     }
     throw;
   }

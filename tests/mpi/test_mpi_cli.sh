@@ -7,7 +7,9 @@
 #   2. a deck error under MPI is reported once, every rank exits 2;
 #   3. a decomposition that does not match the rank count: reported once, exit 2;
 #   4. a failure on one rank mid-run (test-only HEATSOLVE_TEST_FAIL_RANK) ends the whole job
-#      with a non-zero exit and "rank 1: error: ...", never a hang.
+#      with a non-zero exit and "rank 1: error: ...", never a hang;
+#   5. every rank failing alike (HEATSOLVE_TEST_FAIL_RANK=all, as a full disk under collective
+#      I/O): one "error: ..." line for the job, no rank's own.
 # Usage: test_mpi_cli.sh <heatsolve> <mpiexec> <workdir>
 # Environment: BACKEND=cuda runs check 1 on the GPU (kernel fixed to naive so that every block
 # size runs the same arithmetic); PYTHON names a python3 with h5py (default /usr/bin/python3).
@@ -175,6 +177,15 @@ check "rank failure exits non-zero, not by timeout (rc $rc)" test $rc -ne 0 -a $
 check "rank failure names the rank" grep -q "rank 1: error: injected failure" fail.log
 echo "rank failure ended in $((SECONDS - start)) s"
 check "no final files after a failed run" test ! -e fail/mpicli.h5
+
+# 5. every rank fails alike: one line for the job
+HEATSOLVE_TEST_FAIL_RANK=all HEATSOLVE_TEST_FAIL_STEP=7 timeout 60 "${MPIRUN[@]}" -x HEATSOLVE_TEST_FAIL_RANK \
+  -x HEATSOLVE_TEST_FAIL_STEP -np 3 "$HS" run deck.yaml -q --set output.directory=failall >failall.log 2>&1
+rc=$?
+check "every rank failing exits non-zero, not by timeout (rc $rc)" test $rc -ne 0 -a $rc -ne 124
+check "... with one error line for the job" \
+  test "$(grep -c '^error: injected failure at halo exchange 7' failall.log)" -eq 1
+check "... and no rank's own" test "$(grep -c 'rank [0-9]*: error' failall.log)" -eq 0
 
 if [ $fail -ne 0 ]; then
   for f in *.log; do echo "---- $f"; tail -20 "$f"; done
