@@ -16,6 +16,7 @@
 #include "app/bench/bench.hpp"
 #include "app/bench/bench_variable.hpp"
 #include "core/boundary.hpp"
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
 
@@ -31,14 +32,14 @@ template <typename Fn>
 double median_seconds(Fn&& fn, int repeats) {
   const auto t0 = Clock::now();
   fn();
-  const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double first = seconds_since(t0);
   const int per_repeat = std::max(1, static_cast<int>(0.2 / std::max(first, 1e-6)));
   std::vector<double> t;
   for (int r = 0; r <= repeats; ++r) {
     const auto start = Clock::now();
     for (int i = 0; i < per_repeat; ++i) fn();
     if (r > 0)  // the first repeat warms caches, page tables and threads
-      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / per_repeat);
+      t.push_back(seconds_since(start) / per_repeat);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

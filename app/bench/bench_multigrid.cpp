@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/bench/bench_kernels.hpp"
+#include "core/stopwatch.hpp"
 #include "io/deck.hpp"
 #include "solvers/solver.hpp"
 
@@ -99,9 +100,7 @@ double sweep_seconds(const Config& cfg, bool with_source = false) {
       backend->stencil_with_boundary(s % 2 ? b->data() : a->data(), s % 2 ? a->data() : b->data(),
                                      f, g, c, cfg.boundary);
     backend->synchronize();
-    if (rep > 0)
-      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                  10);
+    if (rep > 0) t.push_back(seconds_since(t0) / 10);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "core/stopwatch.hpp"
 #include "kernels/backend.hpp"
 
 namespace heatsolve {
@@ -76,14 +77,14 @@ std::vector<VariableBenchRow> run(BackendKind kind, int size, int dims, double c
     const auto t0 = Clock::now();
     step();
     b->synchronize();
-    const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double first = seconds_since(t0);
     const int per = std::max(1, int(0.2 / std::max(first, 1e-6)));
     std::vector<double> t;
     for (int r = 0; r < 5; ++r) {
       const auto s = Clock::now();
       for (int i = 0; i < per; ++i) step();
       b->synchronize();
-      t.push_back(std::chrono::duration<double>(Clock::now() - s).count() / per);
+      t.push_back(seconds_since(s) / per);
     }
     std::sort(t.begin(), t.end());
     const double sec = t[t.size() / 2];
@@ -114,8 +115,8 @@ void print_variable_rows(const std::vector<VariableBenchRow>& rows) {
   fmt::print(
       "variable coefficients (materials by region; ghost fill + sweep; roofline: copy / bytes "
       "per point, every array once):\n");
-  fmt::print("{:<18} {:>7} {:>9} {:>9} {:>9} {:>11} {:>7}\n", "form", "values", "ms/step",
-             "GPt/s", "GB/s", "roof GPt/s", "xroof");
+  fmt::print("{:<18} {:>7} {:>9} {:>9} {:>9} {:>11} {:>7}\n", "form", "values", "ms/step", "GPt/s",
+             "GB/s", "roof GPt/s", "xroof");
   for (const VariableBenchRow& r : rows)
     fmt::print("{:<18} {:>7} {:>9.4f} {:>9.2f} {:>9.0f} {:>11.2f} {:>6.2f}x\n", r.form,
                r.values_per_point, r.ms_per_step, r.gpoints_per_s, r.effective_gbs,

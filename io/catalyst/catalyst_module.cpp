@@ -20,6 +20,8 @@
 #include <vtkPythonInterpreter.h>
 #include <vtkSmartPointer.h>
 #include <vtkStringArray.h>
+
+#include "core/stopwatch.hpp"
 #ifdef HEATSOLVE_HAVE_RENDERING_OPENGL2
 #include <vtkAutoInit.h>
 #include <vtkRenderWindow.h>
@@ -312,7 +314,7 @@ class ParaViewPipelines final : public CatalystPipelines {
     }
     processor->RemoveAllPipelines();
     if (ran) {
-      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double dt = seconds_since(t0);
       if (calls == 0) first_call_seconds = dt;  // builds the pipelines and views
       ++calls;
       seconds += dt;
@@ -337,7 +339,7 @@ ParaViewPipelines::ParaViewPipelines(const Config& cfg, const OutputGrid& grid_,
     processor->Initialize(output_directory.c_str());
   }
   setup(cfg);
-  setup_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  setup_seconds = seconds_since(t0);
 }
 
 nlohmann::json ParaViewPipelines::report() const {

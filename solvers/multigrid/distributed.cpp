@@ -6,6 +6,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "core/stopwatch.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/multigrid/phase_timer.hpp"
 
@@ -35,7 +36,7 @@ void Multigrid<T>::attach_deep_smoothing() {
     deep.fill = [this, l, ex, before, &backend](T* x) {
       const auto t0 = Clock::now();
       ex->exchange(backend, x - before);
-      timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+      timing_.exchange[l] += seconds_since(t0);
       ++timing_.exchanges[l];
     };
     levels_[l].op = levels_[l].op.with_deep_smoothing(std::move(deep));
@@ -196,24 +197,21 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
 template <typename T>
 SplitExchange<T> Multigrid<T>::timed_split(int l, SplitExchange<T> inner) {
   auto in = std::make_shared<SplitExchange<T>>(std::move(inner));
-  const auto since = [](Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
   SplitExchange<T> s;
-  s.begin = [this, l, in, since](T* x) {
+  s.begin = [this, l, in](T* x) {
     const auto t0 = Clock::now();
     in->begin(x);
-    timing_.exchange[l] += since(t0);
+    timing_.exchange[l] += seconds_since(t0);
   };
-  s.send = [this, l, in, since] {
+  s.send = [this, l, in] {
     const auto t0 = Clock::now();
     in->send();
-    timing_.exchange[l] += since(t0);
+    timing_.exchange[l] += seconds_since(t0);
   };
-  s.finish = [this, l, in, since](T* x) {
+  s.finish = [this, l, in](T* x) {
     const auto t0 = Clock::now();
     in->finish(x);
-    timing_.exchange[l] += since(t0);
+    timing_.exchange[l] += seconds_since(t0);
     ++timing_.exchanges[l];
   };
   return s;
@@ -230,7 +228,7 @@ void Multigrid<T>::exchange(int l, T* x) {
     fine_exchange_(x);
   else
     agg_->levels[std::size_t(l) - 1].exchanger->exchange(backend, x);
-  timing_.exchange[l] += std::chrono::duration<double>(Clock::now() - t0).count();
+  timing_.exchange[l] += seconds_since(t0);
   ++timing_.exchanges[l];
 }
 

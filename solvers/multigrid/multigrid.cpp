@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/stopwatch.hpp"
 #include "kernels/multigrid/interpolation.hpp"
 #include "solvers/multigrid/phase_timer.hpp"
 
@@ -269,8 +270,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       if (agg_->make_device_gather) {
         const auto t0 = Clock::now();
         device_gather_ = agg_->make_device_gather(backend);
-        if (device_gather_)
-          timing_.setup_gather = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (device_gather_) timing_.setup_gather = seconds_since(t0);
       }
       if (!device_gather_) {
         agg_rhs_ = backend.allocate(gc.padded_size());

@@ -9,16 +9,13 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/stopwatch.hpp"
 #include "io/catalyst_adaptor.hpp"
 
 namespace heatsolve {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 const char* stop_signal_name(int signo) {
   switch (signo) {
     case SIGTERM:
@@ -331,7 +328,7 @@ bool RunLoop<T>::stop_requested(std::int64_t step) {
                          double(solver_.checkpoint_fields() + 1);
     const double margin = checkpoint_seconds_ > 0 ? std::max(kExitSeconds, 2 * checkpoint_seconds_)
                                                   : kExitSeconds + bytes / 2e8;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - ctx_.start_time).count();
+    const double elapsed = seconds_since(ctx_.start_time);
     const double poll = parallel ? double(kStopPollSteps + sweeper_.fused_depth_taken() - 1) : 1.0;
     if (elapsed + (poll + 1) * per_step + margin > cfg_.walltime_seconds) code = 1;
   }

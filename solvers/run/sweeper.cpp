@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/stopwatch.hpp"
 #include "io/initial_field.hpp"
 #include "solvers/problem/materials.hpp"
 #include "solvers/run/checkpoint_fields.hpp"
@@ -13,10 +14,6 @@ namespace heatsolve {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // time_block: auto under MPI: the depth tried where the backend fuses nothing (k single
 // sweeps per exchange), and the passes timed against as many single steps.
 constexpr int kUnfusedTrialDepth = 4;

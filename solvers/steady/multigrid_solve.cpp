@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/stopwatch.hpp"
 #include "solvers/multigrid/mixed_plan.hpp"
 
 namespace heatsolve {
@@ -46,7 +47,7 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   solve_ = std::make_unique<MultigridIteration<T>>(op_, cfg.multigrid, cfg.method,
                                                    std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();
-  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  setup_seconds_ = seconds_since(t0);
   MultigridIteration<T>& mg = *solve_;
   T* f = sw_.source_or_zero();
   // The singular shift and, without a source, the reference residual come from the deck's
@@ -97,8 +98,7 @@ StepReport MultigridSolve<T>::advance(std::int64_t count, Monitor monitor) {
   const auto t0 = std::chrono::steady_clock::now();
   const double rn_new = solve_->confirm(u, f, solve_->iterate(u, f), reference_, cfg.tolerance);
   // The norm came back to the host: the cycle's work is done.
-  cycle_seconds_.push_back(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  cycle_seconds_.push_back(seconds_since(t0));
   ++it_;
   factors_.push_back(rn_ > 0 ? rn_new / rn_ : 0.0);
   rn_ = rn_new;

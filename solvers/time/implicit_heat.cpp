@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "core/stopwatch.hpp"
 #include "solvers/multigrid/mixed_plan.hpp"
 #include "solvers/time/explicit_heat.hpp"
 
@@ -51,7 +52,7 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   solve_ = std::make_unique<MultigridIteration<T>>(*op_, cfg.multigrid, cfg.method,
                                                    std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();
-  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  setup_seconds_ = seconds_since(t0);
   const GridDesc& g = sw_.grid();
   const double ix = 1.0 / (g.hx * g.hx), iy = 1.0 / (g.hy * g.hy);
   const double iz = g.dims == 3 ? 1.0 / (g.hz * g.hz) : 0.0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stopwatch.hpp"
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
@@ -54,10 +55,6 @@ std::string poisson_deck(int dims, const std::string& cells, const std::string& 
 const char* kGaussian3D = "{type: gaussian, amplitude: 50.0, width: 0.1, center: [0.4, 0.55, 0.6]}";
 const char* kGaussian2D = "{type: gaussian, amplitude: 50.0, width: 0.1, center: [0.4, 0.55]}";
 const char* kWalls = "{all: {type: dirichlet, value: 0.0}}";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // ---- An independent discrete residual ------------------------------------------------------
 
