@@ -68,16 +68,15 @@ constexpr long long kAgglomerateDevice = 128LL * 128 * 128;
 constexpr long long kAgglomerateHost = 64LL * 64 * 64;
 
 // Whether this rank's gathered level can go device to device (collective; the ranks then
-// agree: a node without a device answers for all).
-bool device_gather_possible(const RunContext& ctx, const Config& cfg) {
+// agree: a rank whose backend is not on a device answers for all).
+bool device_gather_possible(const RunContext& ctx, bool device_memory) {
   const bool one_node = all_on_one_node(ctx.comm);  // every rank calls it
-  const bool device = cfg.backend == BackendKind::Cuda ||
-                      (cfg.backend == BackendKind::Auto && cuda_device_available());
-  return one_node && device && slab_block(ctx.domain.global, ctx.domain.block);
+  return one_node && device_memory && slab_block(ctx.domain.global, ctx.domain.block);
 }
 
 template <typename T>
-std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, const Config& cfg) {
+std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, const Config& cfg,
+                                                     bool device_memory) {
   const MPI_Comm comm = ctx.comm;
   if (comm == MPI_COMM_NULL)
     throw std::logic_error("decomposed multigrid run without RunContext::comm");
@@ -92,8 +91,8 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
   agg->overlap = cfg.overlap;
   agg->agglomerate_below = cfg.multigrid.agglomerate_below != kAgglomerateAuto
                                ? cfg.multigrid.agglomerate_below
-                           : all(device_gather_possible(ctx, cfg)) ? kAgglomerateDevice
-                                                                   : kAgglomerateHost;
+                           : all(device_gather_possible(ctx, device_memory)) ? kAgglomerateDevice
+                                                                             : kAgglomerateHost;
   const std::array<int, 6> peers = cartesian_neighbours(comm, ctx.domain);
   const bool variable = !cfg.material.uniform();
   std::shared_ptr<Backend<double>> host;  // the set-up exchange of double fields
@@ -249,19 +248,20 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
 }  // namespace
 
 template <typename T>
-std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg) {
+std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg,
+                                                     bool device_memory) {
   if (ctx.domain.size <= 1) return nullptr;
 #ifdef HEATSOLVE_HAVE_MPI
-  return make_agglomeration<T>(ctx, cfg);
+  return make_agglomeration<T>(ctx, cfg, device_memory);
 #else
-  (void)cfg;
+  (void)cfg, (void)device_memory;
   throw std::logic_error("decomposed multigrid run in a build without MPI");
 #endif
 }
 
 template std::unique_ptr<Agglomeration<float>> plan_agglomeration<float>(const RunContext&,
-                                                                         const Config&);
+                                                                         const Config&, bool);
 template std::unique_ptr<Agglomeration<double>> plan_agglomeration<double>(const RunContext&,
-                                                                           const Config&);
+                                                                           const Config&, bool);
 
 }  // namespace heatsolve

@@ -75,8 +75,10 @@ struct Agglomeration {
 
 // The coarse levels of a run on several ranks (collective over ctx.comm); null for one rank.
 // The deck's faces close the global coarse grids; cfg.multigrid.agglomerate_below and
-// cfg.halo decide where levels are gathered and how their halos travel.
+// cfg.halo decide where levels are gathered and how their halos travel. `device_memory`: the
+// hierarchy's backend keeps its fields on a GPU (Backend::device_memory()).
 template <typename T>
-std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg);
+std::unique_ptr<Agglomeration<T>> plan_agglomeration(const RunContext& ctx, const Config& cfg,
+                                                     bool device_memory);
 
 }  // namespace heatsolve

@@ -25,7 +25,7 @@ MixedParts mixed_parts(Sweeper<T>& sweeper) {
     Backend<float>* backend = parts.backend.get();
     parts.exchange = [exchanger, backend](float* x) { exchanger->exchange(*backend, x); };
   }
-  parts.agglomeration = plan_agglomeration<float>(ctx, cfg);
+  parts.agglomeration = plan_agglomeration<float>(ctx, cfg, parts.backend->device_memory());
   return parts;
 }
 

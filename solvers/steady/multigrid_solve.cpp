@@ -43,7 +43,8 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   const auto t0 = std::chrono::steady_clock::now();
   MixedParts mixed = mixed_parts(sw_);
   std::unique_ptr<Agglomeration<T>> agglomeration;
-  if (!mixed) agglomeration = plan_agglomeration<T>(sw_.context(), cfg);
+  if (!mixed)
+    agglomeration = plan_agglomeration<T>(sw_.context(), cfg, sw_.backend().device_memory());
   solve_ = std::make_unique<MultigridIteration<T>>(op_, cfg.multigrid, cfg.method,
                                                    std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();

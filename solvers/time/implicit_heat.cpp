@@ -48,7 +48,8 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   if (variable) rhs_variable_ = op_->combine(c, 1.0 / theta);
   MixedParts mixed = mixed_parts(sw_);
   std::unique_ptr<Agglomeration<T>> agglomeration;
-  if (!mixed) agglomeration = plan_agglomeration<T>(sw_.context(), cfg);
+  if (!mixed)
+    agglomeration = plan_agglomeration<T>(sw_.context(), cfg, sw_.backend().device_memory());
   solve_ = std::make_unique<MultigridIteration<T>>(*op_, cfg.multigrid, cfg.method,
                                                    std::move(agglomeration), std::move(mixed));
   sw_.backend().synchronize();
