@@ -113,15 +113,13 @@ int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
   } catch (const std::logic_error& e) {
     // A broken invariant (std::logic_error and kin: out_of_range, invalid_argument, ...) is
     // a bug in heatsolve, never a problem with the input: exit 4, distinct from exit 1.
-    if (mpi.size() > 1)
-      abort_job(std::string(e.what()) + " (please report this)", exit_code::kInternalError,
-                "internal error");
+    if (mpi.size() > 1) abort_job_for(e);
     print_error("internal error: {} (please report this)\n", e.what());
     return exit_code::kInternalError;
   } catch (const std::exception& e) {
     // Under MPI a failure on one rank must end every rank (the others may be blocked in a
     // halo exchange or a reduction): name the rank and abort the job.
-    if (mpi.size() > 1) abort_job(e.what(), exit_code::kRuntimeError);
+    if (mpi.size() > 1) abort_job_for(e);
     print_error("error: {}\n", e.what());
     return exit_code::kRuntimeError;
   } catch (...) {

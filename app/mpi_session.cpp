@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <string>
+
+#include "app/exit_codes.hpp"
 
 #ifdef HEATSOLVE_HAVE_MPI
 #include <mpi.h>
@@ -156,6 +159,13 @@ void abort_job(const std::string& what, int code, const char* kind) {
   }
 #endif
   std::exit(code);
+}
+
+void abort_job_for(const std::exception& e) {
+  if (dynamic_cast<const std::logic_error*>(&e))
+    abort_job(std::string(e.what()) + " (please report this)", exit_code::kInternalError,
+              "internal error");
+  abort_job(e.what(), exit_code::kRuntimeError);
 }
 
 bool mpi_active() {

@@ -3,6 +3,7 @@
 // before/after the session) everything reports a single rank.
 #pragma once
 
+#include <exception>
 #include <string>
 
 namespace heatsolve {
@@ -52,6 +53,9 @@ int node_local_rank();  // rank among the ranks sharing this node (MPI_COMM_TYPE
 // collective (an MPI-IO file, a communicator): a failing rank must not wait in them for peers
 // that wait for it.
 [[noreturn]] void abort_job(const std::string& what, int code, const char* kind = "error");
+// abort_job() for an exception that ends the run: a broken invariant (std::logic_error and
+// its kin) is an internal error (exit 4, "please report this"), anything else exit 1.
+[[noreturn]] void abort_job_for(const std::exception& e);
 
 // The GPU this rank should use: node_local_rank() % device_count, or -1 (current device)
 // when there is no device or the job has a single rank.

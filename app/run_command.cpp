@@ -582,10 +582,7 @@ int run_command(const RunOptions& opts) {
     // those peers forever).
     if (nranks > 1) {
       lock.reset();  // an orderly end: released, not left behind as a killed run's
-      if (dynamic_cast<const std::logic_error*>(&e))
-        abort_job(std::string(e.what()) + " (please report this)", exit_code::kInternalError,
-                  "internal error");
-      abort_job(e.what(), exit_code::kRuntimeError);
+      abort_job_for(e);
     }
     throw;
   }
