@@ -1,10 +1,14 @@
 // What the distributed multigrid set-up's CUDA calls cost in a process of their own
 // (docs/performance.md, "Where the set-up goes"): cudaMalloc + cudaMemset of a deep-halo face
 // buffer (4 planes of 514^2 doubles) before and after the first IPC mapping, with the device
-// idle and busy; the first, second and third cudaIpcOpenMemHandle of a neighbour's buffers;
-// creating, exporting and opening interprocess events; MPI_Comm_split_type. One GPU a rank
-// (rank % devices), neighbours in a ring. PRE_GIB=n allocates n GiB first (heatsolve holds its
-// fields when it sets up). Built and run by scripts/gpu_ipc_setup_probe.sh.
+// idle and busy; the first, second and third cudaIpcOpenMemHandle of a neighbour's buffers,
+// then the first of every other rank's (a device gather maps them all); creating, exporting and
+// opening interprocess events; MPI_Comm_split_type. One GPU a rank (rank % devices),
+// neighbours in a ring. PRE_GIB=n allocates n GiB first (heatsolve holds its fields when it
+// sets up). PEER=enable calls cudaDeviceEnablePeerAccess to every other device first; PEER=thread
+// does so on a thread of its own while this one allocates (whether the peer set-up that the
+// first mapping of a device pays can be taken off the set-up's path). Built and run by
+// scripts/gpu_ipc_setup_probe.sh.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -12,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -68,11 +73,32 @@ int main(int argc, char** argv) {
     check(cudaDeviceSynchronize(), "sync");
     report(std::string("PRE_GIB=") + pre + " allocated", now_ms() - t);
   }
+  const std::string peer_mode = std::getenv("PEER") ? std::getenv("PEER") : "none";
+  const int my_device = g_rank % devices;
+  const auto enable_peers = [&] {
+    check(cudaSetDevice(my_device), "cudaSetDevice (peer thread)");
+    for (int d = 0; d < devices; ++d) {
+      int can = 0;
+      if (d == my_device || cudaDeviceCanAccessPeer(&can, my_device, d) != cudaSuccess || !can)
+        continue;
+      const double t = now_ms();
+      check(cudaDeviceEnablePeerAccess(d, 0), "cudaDeviceEnablePeerAccess");
+      report("PEER=" + peer_mode + " enable peer device " + std::to_string(d), now_ms() - t);
+    }
+  };
+  std::thread peer_thread;
+  const double t_peer = now_ms();
+  if (peer_mode == "enable") enable_peers();
+  if (peer_mode == "thread") peer_thread = std::thread(enable_peers);
   const std::size_t face = std::size_t(4) * 514 * 514 * sizeof(double);
   const std::size_t granule = std::size_t(2) << 20;
   const std::size_t exported = (face + granule - 1) / granule * granule;
   timed_alloc("before IPC", face);
   void* big = timed_alloc("before IPC", kGiB);
+  if (peer_thread.joinable()) {
+    peer_thread.join();
+    report("PEER=thread: the allocations and the thread joined", now_ms() - t_peer);
+  }
 
   // Each rank exports three receive buffers to the previous rank, which maps them.
   const int next = (g_rank + 1) % size, prev = (g_rank + size - 1) % size;
@@ -90,6 +116,24 @@ int main(int argc, char** argv) {
     check(cudaIpcOpenMemHandle(&mapped, theirs[i], cudaIpcMemLazyEnablePeerAccess),
           "cudaIpcOpenMemHandle");
     report("cudaIpcOpenMemHandle #" + std::to_string(i + 1), now_ms() - t);
+  }
+  // The first mapping of each other rank's buffer, in the order of distance along the ring.
+  void* all = nullptr;
+  cudaIpcMemHandle_t all_mine, all_handles[64];
+  check(cudaMalloc(&all, exported), "cudaMalloc");
+  check(cudaIpcGetMemHandle(&all_mine, all), "cudaIpcGetMemHandle");
+  if (size <= 64)
+    MPI_Allgather(&all_mine, sizeof all_mine, MPI_BYTE, all_handles, sizeof all_mine, MPI_BYTE,
+                  MPI_COMM_WORLD);
+  for (int d = 1; d < size && size <= 64; ++d) {
+    const int r = (g_rank + d) % size;
+    void* mapped = nullptr;
+    const double t0 = now_ms();
+    check(cudaIpcOpenMemHandle(&mapped, all_handles[r], cudaIpcMemLazyEnablePeerAccess),
+          "cudaIpcOpenMemHandle (all)");
+    report("cudaIpcOpenMemHandle of rank " + std::to_string(r) + " (device " +
+               std::to_string(r % devices) + ")",
+           now_ms() - t0);
   }
   timed_alloc("after IPC", face);
   timed_alloc("after IPC", kGiB);
