@@ -45,8 +45,8 @@ void read_solver(const DeckNode& n, Config& cfg) {
   if (!cfg.material.uniform()) cfg.multigrid.prolongation = Prolongation::Constant;
   if (const DeckNode* mg = v.get("multigrid")) {
     const MapView mv(*mg, v.path("multigrid"),
-                     {"cycle", "smoother", "pre_sweeps", "post_sweeps", "prolongation",
-                      "coarse_tolerance", "agglomerate_below", "fused", "replay"});
+                     {"cycle", "smoother", "pre_sweeps", "post_sweeps", "coarse_sweeps",
+                      "prolongation", "coarse_tolerance", "agglomerate_below", "fused", "replay"});
     MultigridSettings& s = cfg.multigrid;
     s.cycle = mv.optional("cycle", s.cycle, [](const DeckNode& e, const std::string& w) {
       return choice(e, w, {MultigridCycle::V, MultigridCycle::F, MultigridCycle::FMG});
@@ -59,6 +59,7 @@ void read_solver(const DeckNode& n, Config& cfg) {
     };
     s.pre_sweeps = mv.optional("pre_sweeps", s.pre_sweeps, sweeps);
     s.post_sweeps = mv.optional("post_sweeps", s.post_sweeps, sweeps);
+    s.coarse_sweeps = mv.optional("coarse_sweeps", s.coarse_sweeps, sweeps);
     if (s.pre_sweeps + s.post_sweeps == 0)
       fail(mv.loc(), fmt::format("{}: pre_sweeps + post_sweeps must be at least 1 (a cycle "
                                  "without smoothing does not converge)",

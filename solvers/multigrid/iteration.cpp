@@ -196,6 +196,7 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
   j["smoother"] = to_string(cfg.multigrid.smoother);
   j["pre_sweeps"] = cfg.multigrid.pre_sweeps;
   j["post_sweeps"] = cfg.multigrid.post_sweeps;
+  j["coarse_sweeps"] = cfg.multigrid.coarse_sweeps;
   j["prolongation"] = to_string(cfg.multigrid.prolongation);
   // The hierarchy's precision: the run's, or float under a double solve (mixed).
   j["hierarchy_precision"] = mixed_ ? "float" : std::is_same_v<T, float> ? "float" : "double";

@@ -57,6 +57,18 @@ std::vector<double> smoothing_weights(const MultigridSettings& settings, int dim
   }
   return w;
 }
+
+// A side's sweeps on a small coarse level (kSmallLevelCells): at least coarse_sweeps where the
+// cycle smooths on that side, none where it does not (a one-sided cycle stays one-sided).
+int small_level_sweeps(const MultigridSettings& s, int sweeps) {
+  return sweeps > 0 ? std::max(sweeps, s.coarse_sweeps) : 0;
+}
+
+MultigridSettings small_level_settings(MultigridSettings s) {
+  s.pre_sweeps = small_level_sweeps(s, s.pre_sweeps);
+  s.post_sweeps = small_level_sweeps(s, s.post_sweeps);
+  return s;
+}
 }  // namespace
 
 GridDesc coarsen(const GridDesc& g, std::array<int, 3>* ratio) {
@@ -112,6 +124,7 @@ Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSetting
     : settings_(settings),
       singular_(fine.singular()),
       weights_(smoothing_weights(settings, fine.grid().dims)),
+      small_weights_(smoothing_weights(small_level_settings(settings), fine.grid().dims)),
       clock_(fine.backend()) {
   build(fine, std::move(agglomeration));
 }
@@ -122,7 +135,9 @@ Multigrid<T>::Multigrid(const HelmholtzOperator<T>& fine, const MultigridSetting
     : settings_(settings),
       singular_(singular),
       smooth_finest_(smooth_finest),
+      nested_(true),
       weights_(weights),
+      small_weights_(smoothing_weights(small_level_settings(settings), fine.grid().dims)),
       clock_(fine.backend()) {
   build(fine, nullptr);
 }
@@ -306,6 +321,18 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     }
     if (!last.direct) last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   }
+  // The small coarse levels, by the whole level's cells (every rank and a serial run of the
+  // same grid agree); a hierarchy's finest level is the deck's unless it is itself a coarse
+  // level (the gathered hierarchy).
+  small_.assign(levels_.size(), false);
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    std::size_t cells = grid(int(l)).interior_size();
+    if (agg_ && l > 0)
+      cells = l <= agg_->levels.size() ? agg_->levels[l - 1].domain.global.interior_size()
+                                       : agg_->global_coarse.interior_size();
+    small_[l] =
+        settings_.coarse_sweeps > 0 && (l > 0 || nested_) && cells <= std::size_t(kSmallLevelCells);
+  }
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);
   timing_.exchanges.assign(levels_.size(), 0);
@@ -361,19 +388,24 @@ template <typename T>
 bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse,
                           BoundaryMode m, bool fill_source) {
   const HelmholtzOperator<T>& op = levels_[l].op;
+  const bool small = small_[l];
+  if (small) sweeps = small_level_sweeps(settings_, sweeps);
+  const int post =
+      small ? small_level_sweeps(settings_, settings_.post_sweeps) : settings_.post_sweeps;
   const auto deep_with = [&](int n) {
     return n > 0 && settings_.fused && op.smooths_deep(*cur, *other, f, n);
   };
   const bool deep = deep_with(sweeps);
   // f's margins serve the visit's post-smoothing too, even without pre-smoothing sweeps.
-  const bool fill = fill_source && f && deep_with(std::max(sweeps, settings_.post_sweeps));
+  const bool fill = fill_source && f && deep_with(std::max(sweeps, post));
   if (sweeps <= 0 && !fill) return false;
   {
     PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
     if (fill) op.fill_margins(f);
     if (deep) ++timing_.deep_passes[l];
     if (sweeps > 0)
-      op.smooth(cur, other, f, weights_, sweeps, reverse, mode(l, m), settings_.fused);
+      op.smooth(cur, other, f, small ? small_weights_ : weights_, sweeps, reverse, mode(l, m),
+                settings_.fused);
   }
   return deep && op.deep_fills_ghosts(sweeps);
 }

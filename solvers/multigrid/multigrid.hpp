@@ -184,6 +184,7 @@ class Multigrid : public Preconditioner<T> {
   MultigridSettings settings_;
   bool singular_ = false;
   bool smooth_finest_ = true;  // false: a gathered fine level that the ranks smoothed
+  bool nested_ = false;        // the gathered hierarchy: its finest level is a coarse one
   std::vector<Level> levels_;  // [0]: the finest (fields are the caller's)
   std::unique_ptr<Agglomeration<T>> agg_;
   std::function<void(T*)> fine_exchange_;  // the finest level's own exchange (decomposed)
@@ -193,6 +194,9 @@ class Multigrid : public Preconditioner<T> {
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;
   std::unique_ptr<BlockGather<T>> device_gather_;  // the gather without the host, where it can
   std::vector<double> weights_;  // smoothing weights, one per sweep (Chebyshev) or constant
+  // The small coarse levels' (kSmallLevelCells, MultigridSettings::coarse_sweeps).
+  std::vector<double> small_weights_;
+  std::vector<bool> small_;  // per level
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
   bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges

@@ -307,13 +307,14 @@ TEST(Deck, MultigridSettings) {
   const Config cfg = parse(
       "name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
       "solver: {method: mg-cg, multigrid: {cycle: f, smoother: jacobi, pre_sweeps: 0, "
-      "post_sweeps: 5, prolongation: constant, coarse_tolerance: 1e-6, agglomerate_below: 0, "
-      "fused: false, replay: false}}\n");
+      "post_sweeps: 5, coarse_sweeps: 0, prolongation: constant, coarse_tolerance: 1e-6, "
+      "agglomerate_below: 0, fused: false, replay: false}}\n");
   EXPECT_EQ(cfg.method, SolverMethod::MultigridCG);
   EXPECT_EQ(cfg.multigrid.cycle, MultigridCycle::F);
   EXPECT_EQ(cfg.multigrid.smoother, MultigridSmoother::Jacobi);
   EXPECT_EQ(cfg.multigrid.pre_sweeps, 0);
   EXPECT_EQ(cfg.multigrid.post_sweeps, 5);
+  EXPECT_EQ(cfg.multigrid.coarse_sweeps, 0);
   EXPECT_EQ(cfg.multigrid.prolongation, Prolongation::Constant);
   EXPECT_EQ(cfg.multigrid.coarse_tolerance, 1e-6);
   EXPECT_EQ(cfg.multigrid.agglomerate_below, 0);
@@ -328,6 +329,7 @@ TEST(Deck, MultigridSettings) {
   EXPECT_EQ(d.multigrid.smoother, MultigridSmoother::Chebyshev);
   EXPECT_EQ(d.multigrid.pre_sweeps, 3);
   EXPECT_EQ(d.multigrid.post_sweeps, 3);
+  EXPECT_EQ(d.multigrid.coarse_sweeps, 8);
   EXPECT_EQ(d.multigrid.prolongation, Prolongation::Linear);
   EXPECT_EQ(d.multigrid.agglomerate_below, kAgglomerateAuto);
   EXPECT_EQ(parse("name: p\nproblem: {type: poisson, dimensions: 3}\ngrid: {cells: [8, 8, 8]}\n"
@@ -691,6 +693,8 @@ const BadDeck kBadDecks[] = {
      "execution.precision: unknown value 'half'; valid values: float, double, mixed", 5, 24},
     {"unknown_multigrid_key", kBase + "solver: {multigrid: {cylce: v}}\n",
      "unknown key 'cylce' in 'solver.multigrid' (did you mean 'cycle'?)", 5, 22},
+    {"negative_coarse_sweeps", kBase + "solver: {multigrid: {coarse_sweeps: -2}}\n",
+     "solver.multigrid.coarse_sweeps: expected a non-negative integer, got '-2'", 5, 37},
     {"no_sweeps", kBase + "solver: {multigrid: {pre_sweeps: 0, post_sweeps: 0}}\n",
      "solver.multigrid: pre_sweeps + post_sweeps must be at least 1", 5, 21},
     {"zero_coarse_tolerance", kBase + "solver: {multigrid: {coarse_tolerance: 0}}\n",
