@@ -2,7 +2,7 @@
 // equation in float) and full multigrid (solver.multigrid.cycle: fmg), through decks: mixed
 // reaches the double solve's solution and residual in its cycle count (constant and variable
 // coefficients, singular problems, implicit steps); one FMG pass lands at the discretisation
-// error of a manufactured solution (its algebraic error 0.40-0.44x the discretisation error);
+// error of a manufactured solution (its algebraic error 0.12-0.13x the discretisation error);
 // float mg-cg stops at its floor. The Cuda* tests compare
 // the GPU with the CPU and skip themselves without a device.
 #include <fmt/format.h>
@@ -311,7 +311,7 @@ void expect_fmg_lands_at_the_discretisation_error(const std::string& backend,
       const FmgErrors e = fmg_errors(n, wall, backend, precision);
       EXPECT_LE(e.one_pass, 1.5 * e.converged) << n << "^3 wall " << wall;
       // The pass's own (algebraic) error is below the discretisation error, so that the
-      // bound above does not rest on the two cancelling (measured: 0.40-0.44x).
+      // bound above does not rest on the two cancelling (measured: 0.12-0.13x).
       EXPECT_LE(e.algebraic, 0.6 * e.converged) << n << "^3 wall " << wall;
       EXPECT_LT(e.cycles_fmg, e.cycles_v) << n << "^3 wall " << wall;
     }
