@@ -21,18 +21,12 @@ enum class MultigridSmoother { Jacobi, Chebyshev };
 
 // solver.multigrid.agglomerate_below: auto.
 inline constexpr long long kAgglomerateAuto = -1;
-// Coarse levels of at most this many cells (the whole level's, 32^3) smooth
-// MultigridSettings::coarse_sweeps each way: they cost little on any backend (on a GPU they are
-// launch-bound, replayed as one graph), and the V-cycle's convergence rests on how well they
-// are solved.
-inline constexpr long long kSmallLevelCells = 32768;
-
 // solver.multigrid: the cycle's shape (docs/deck.md).
 struct MultigridSettings {
   MultigridCycle cycle = MultigridCycle::V;
   MultigridSmoother smoother = MultigridSmoother::Chebyshev;
   int pre_sweeps = 3, post_sweeps = 3;
-  // Sweeps each way, at least, on the coarse levels of at most kSmallLevelCells cells where
+  // Sweeps each way, at least, on the small coarse levels (solvers/multigrid) where
   // the cycle smooths (a variable V-cycle; 0: the levels' own pre/post sweeps). 8 takes a 3D
   // Poisson V(3,3) cycle from a factor of 0.137 to 0.068 (12 to 9 cycles to 1e-10).
   int coarse_sweeps = 8;

@@ -35,6 +35,12 @@
 
 namespace heatsolve {
 
+// Coarse levels of at most this many cells (the whole level's, 2^16: 32^3, or 32 x 32 x 64 on
+// an elongated grid) smooth MultigridSettings::coarse_sweeps each way: they cost little on any
+// backend (on a GPU they are launch-bound, replayed as one graph), and the V-cycle's
+// convergence rests on how well they are solved. 2^17 took as many cycles as 2^16, and longer.
+inline constexpr long long kSmallLevelCells = 65536;
+
 template <typename T>
 class Multigrid : public Preconditioner<T> {
  public:
