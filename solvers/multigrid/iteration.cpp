@@ -226,10 +226,12 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
   // Visits of the local coarse levels replayed as one launch (CUDA graphs; 0 elsewhere).
   j["replays"] = mixed_ ? mixed_->multigrid().replays() : mg_->replays();
   // Decomposed: the levels' placement (distributed, gathered), exchanges and gathers.
-  if (const nlohmann::json d =
+  if (nlohmann::json d =
           mixed_ ? mixed_->multigrid().decomposition_report() : mg_->decomposition_report();
-      !d.is_null())
+      !d.is_null()) {
+    d["setup_breakdown"]["planning"] = planning_seconds_;
     j["decomposed"] = d;
+  }
   // Building the hierarchy (allocation, kernel tuning per level), inside wall_seconds.
   j["setup_seconds"] = setup_seconds;
   return j;

@@ -58,6 +58,9 @@ class MultigridIteration {
   // per phase.
   nlohmann::json report(const Config& cfg, std::int64_t cycles, const std::vector<double>& factors,
                         double setup_seconds) const;
+  // Host seconds of planning the hierarchy before it was built (make_multigrid_iteration):
+  // the ranks' agglomeration plan, or a mixed run's float parts; in the report's set-up.
+  void set_planning_seconds(double seconds) { planning_seconds_ = seconds; }
 
   // Padded fields the iteration allocates beyond the hierarchy (mg-cg's CG vectors, or the
   // cycles' residual).
@@ -85,6 +88,7 @@ class MultigridIteration {
   std::unique_ptr<Array<T>> ones_;          // mixed and singular: a field of ones in T
   std::unique_ptr<Array<T>> e_;             // cycles: FMG's correction (allocated at first use)
   bool fmg_next_ = false;
+  double planning_seconds_ = 0;
   BoundaryMode fmg_form_ = BoundaryMode::Deck;
   std::unique_ptr<Pcg<T>> cg_;  // mg-cg
   // mg-cg: return the true residual at every iteration (float; double after a restart).

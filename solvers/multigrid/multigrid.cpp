@@ -178,6 +178,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   } else {
     // Decomposed: the finest level's exchanges are timed too. Split exchanges (overlap) are
     // attached below, once the transport is known.
+    const auto levels_start = Clock::now();
     fine_exchange_ = fine.exchange_hook();
     levels_.push_back(
         make_level((fine_exchange_ ? fine.with_exchange([this](T* x) { exchange(0, x); }) : fine)
@@ -230,6 +231,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
         agg_->gather(mass, global_mass);
       }
     }
+    timing_.setup_levels = seconds_since(levels_start);
     // Each distributed level's grid is tuned (CUDA "auto": the ranks agree on the timings) and
     // its exchange set up (buffers, IPC mappings) here, not inside the first cycle.
     {
@@ -265,6 +267,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     }
     attach_split_exchanges(fine);
     if (agg_->root) {
+      const auto gathered_start = Clock::now();
       Backend<T>& be = agg_->backend ? *agg_->backend : backend;
       BoundaryFaces fixed = agg_->global_zero_faces;  // the variable kernels' rules
       for (FaceBC& f : fixed)
@@ -282,6 +285,7 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
       coarse_ = std::unique_ptr<Multigrid<T>>(new Multigrid<T>(
           global, settings_, weights_, ratio != std::array<int, 3>{1, 1, 1}, singular_));
       agg_corr_ = backend.allocate(gc.padded_size());
+      timing_.setup_gathered = seconds_since(gathered_start);
       if (agg_->make_device_gather) {
         const auto t0 = Clock::now();
         device_gather_ = agg_->make_device_gather(backend);

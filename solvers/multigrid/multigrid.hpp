@@ -58,9 +58,11 @@ class Multigrid : public Preconditioner<T> {
     std::vector<long long> deep_passes;  // smoothings through deep halos, per level
     double agglomeration = 0;
     // Decomposed set-up: tuning the distributed levels' kernels, and their first exchanges
-    // (buffers, IPC mappings); host seconds of making the device gather (IPC mappings of
-    // every rank's copy).
-    double setup_tuning = 0, setup_halos = 0, setup_gather = 0;
+    // (buffers, IPC mappings); host seconds of allocating this rank's levels (and gathering
+    // variable coefficients' resistances), of building the gathered hierarchy, and of making
+    // the device gather (IPC mappings of every rank's copy).
+    double setup_tuning = 0, setup_halos = 0, setup_levels = 0, setup_gathered = 0,
+           setup_gather = 0;
   };
 
   // `fine`: the finest level's operator (Deck faces: the problem's). A singular operator

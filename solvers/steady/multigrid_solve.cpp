@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "core/stopwatch.hpp"
-#include "solvers/multigrid/mixed_plan.hpp"
+#include "solvers/multigrid/setup.hpp"
 
 namespace heatsolve {
 
@@ -41,13 +41,7 @@ template <typename T>
 StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   const Config& cfg = sw_.config();
   const auto t0 = std::chrono::steady_clock::now();
-  MixedParts mixed = mixed_parts(sw_);
-  std::unique_ptr<Agglomeration<T>> agglomeration;
-  if (!mixed)
-    agglomeration = plan_agglomeration<T>(sw_.context(), cfg, sw_.backend().device_memory());
-  solve_ = std::make_unique<MultigridIteration<T>>(op_, cfg.multigrid, cfg.method,
-                                                   std::move(agglomeration), std::move(mixed));
-  sw_.backend().synchronize();
+  solve_ = make_multigrid_iteration(sw_, op_);
   setup_seconds_ = seconds_since(t0);
   MultigridIteration<T>& mg = *solve_;
   T* f = sw_.source_or_zero();

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "core/stopwatch.hpp"
-#include "solvers/multigrid/mixed_plan.hpp"
+#include "solvers/multigrid/setup.hpp"
 #include "solvers/time/explicit_heat.hpp"
 
 namespace heatsolve {
@@ -46,13 +46,7 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   const auto t0 = std::chrono::steady_clock::now();
   op_ = std::make_unique<HelmholtzOperator<T>>(sw_.make_operator(sigma, false, true));
   if (variable) rhs_variable_ = op_->combine(c, 1.0 / theta);
-  MixedParts mixed = mixed_parts(sw_);
-  std::unique_ptr<Agglomeration<T>> agglomeration;
-  if (!mixed)
-    agglomeration = plan_agglomeration<T>(sw_.context(), cfg, sw_.backend().device_memory());
-  solve_ = std::make_unique<MultigridIteration<T>>(*op_, cfg.multigrid, cfg.method,
-                                                   std::move(agglomeration), std::move(mixed));
-  sw_.backend().synchronize();
+  solve_ = make_multigrid_iteration(sw_, *op_);
   setup_seconds_ = seconds_since(t0);
   const GridDesc& g = sw_.grid();
   const double ix = 1.0 / (g.hx * g.hx), iy = 1.0 / (g.hy * g.hy);

@@ -1054,6 +1054,14 @@ void test_multigrid_equivalence() {
                   (std::string(d.at("gather")) != "device" || gather > 0),
               "{}: set-up breakdown buffers {} ipc_mappings {} ipc_events {} device_gather {}",
               label, buffers, mappings, events, gather);
+        // Planning, this rank's levels, the gathered hierarchy and the device gather are
+        // disjoint parts of the set-up's wall time.
+        const double planning = b.at("planning"), levels = b.at("levels"),
+                     gathered = b.at("gathered_hierarchy"), setup = r.multigrid.at("setup_seconds");
+        CHECK(planning > 0 && levels > 0 && gathered >= 0 &&
+                  planning + levels + gathered + gather <= setup,
+              "{}: set-up {} s: planning {} levels {} gathered_hierarchy {} device_gather {}",
+              label, setup, planning, levels, gathered, gather);
         // Page-locked staging buffers only for faces whose halos go through host memory.
         const long long pinned = d.at("staging_pinned_bytes");
         const bool staged = device && cfg.halo == HaloMode::Staged;

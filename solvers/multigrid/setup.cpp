@@ -1,8 +1,10 @@
-#include "solvers/multigrid/mixed_plan.hpp"
+#include "solvers/multigrid/setup.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/stopwatch.hpp"
 #include "solvers/multigrid/agglomeration.hpp"
 
 namespace heatsolve {
@@ -29,7 +31,29 @@ MixedParts mixed_parts(Sweeper<T>& sweeper) {
   return parts;
 }
 
+template <typename T>
+std::unique_ptr<MultigridIteration<T>> make_multigrid_iteration(Sweeper<T>& sweeper,
+                                                                const HelmholtzOperator<T>& op) {
+  const Config& cfg = sweeper.config();
+  const auto t0 = std::chrono::steady_clock::now();
+  MixedParts mixed = mixed_parts(sweeper);
+  std::unique_ptr<Agglomeration<T>> agglomeration;
+  if (!mixed)
+    agglomeration =
+        plan_agglomeration<T>(sweeper.context(), cfg, sweeper.backend().device_memory());
+  const double planning = seconds_since(t0);
+  auto iteration = std::make_unique<MultigridIteration<T>>(
+      op, cfg.multigrid, cfg.method, std::move(agglomeration), std::move(mixed));
+  iteration->set_planning_seconds(planning);
+  sweeper.backend().synchronize();
+  return iteration;
+}
+
 template MixedParts mixed_parts<float>(Sweeper<float>&);
 template MixedParts mixed_parts<double>(Sweeper<double>&);
+template std::unique_ptr<MultigridIteration<float>> make_multigrid_iteration(
+    Sweeper<float>&, const HelmholtzOperator<float>&);
+template std::unique_ptr<MultigridIteration<double>> make_multigrid_iteration(
+    Sweeper<double>&, const HelmholtzOperator<double>&);
 
 }  // namespace heatsolve
