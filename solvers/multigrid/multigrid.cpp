@@ -207,7 +207,6 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     local.ny = agg_->block.count[1];
     local.nz = gc.dims == 3 ? agg_->block.count[2] : 1;
     levels_.push_back(make_level(levels_.back().op.coarsened(FieldSpace<T>(backend, local)), true));
-    stage_local_.resize(local.padded_size());
     // Variable coefficients: the blocks' coarse resistances and mass gathered into the global
     // level's (collective).
     const HelmholtzOperator<T>& last = levels_.back().op;
@@ -296,6 +295,9 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
         stage_global_.resize(gc.padded_size());
       }
     }
+    // The block staged in host memory: only where the gathered level travels through it (as
+    // the agglomeration's staging, its pages are not touched for nothing).
+    if (!device_gather_ || !agg_->redundant) stage_local_.resize(local.padded_size());
   }
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:
