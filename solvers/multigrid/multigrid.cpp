@@ -58,10 +58,20 @@ std::vector<double> smoothing_weights(const MultigridSettings& settings, int dim
   return w;
 }
 
-// A side's sweeps on a small coarse level (kSmallLevelCells): at least coarse_sweeps where the
+// A side's sweeps on a small coarse level (is_small_level): at least coarse_sweeps where the
 // cycle smooths on that side, none where it does not (a one-sided cycle stays one-sided).
 int small_level_sweeps(const MultigridSettings& s, int sweeps) {
   return sweeps > 0 ? std::max(sweeps, s.coarse_sweeps) : 0;
+}
+
+// kSmallLevelCells, kSmallLevelMaxCells, on a level's whole grid.
+bool is_small_level(const GridDesc& g) {
+  int shortest = std::min(g.nx, g.ny);
+  if (g.dims == 3) shortest = std::min(shortest, g.nz);
+  double cube = 1;
+  for (int a = 0; a < g.dims; ++a) cube *= shortest;
+  return cube <= double(kSmallLevelCells) &&
+         double(g.interior_size()) <= double(kSmallLevelMaxCells);
 }
 
 MultigridSettings small_level_settings(MultigridSettings s) {
@@ -327,17 +337,15 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
     }
     if (!last.direct) last.cg = std::make_unique<Pcg<T>>(last.op, nullptr, CgBeta::FletcherReeves);
   }
-  // The small coarse levels, by the whole level's cells (every rank and a serial run of the
+  // The small coarse levels, by the whole level's grid (every rank and a serial run of the
   // same grid agree); a hierarchy's finest level is the deck's unless it is itself a coarse
   // level (the gathered hierarchy).
   small_.assign(levels_.size(), false);
   for (std::size_t l = 0; l < levels_.size(); ++l) {
-    std::size_t cells = grid(int(l)).interior_size();
+    GridDesc whole = grid(int(l));
     if (agg_ && l > 0)
-      cells = l <= agg_->levels.size() ? agg_->levels[l - 1].domain.global.interior_size()
-                                       : agg_->global_coarse.interior_size();
-    small_[l] =
-        settings_.coarse_sweeps > 0 && (l > 0 || nested_) && cells <= std::size_t(kSmallLevelCells);
+      whole = l <= agg_->levels.size() ? agg_->levels[l - 1].domain.global : agg_->global_coarse;
+    small_[l] = settings_.coarse_sweeps > 0 && (l > 0 || nested_) && is_small_level(whole);
   }
   timing_.per_level.assign(levels_.size(), 0.0);
   timing_.exchange.assign(levels_.size(), 0.0);

@@ -35,11 +35,15 @@
 
 namespace heatsolve {
 
-// Coarse levels of at most this many cells (the whole level's, 2^16: 32^3, or 32 x 32 x 64 on
-// an elongated grid) smooth MultigridSettings::coarse_sweeps each way: they cost little on any
+// Small coarse levels smooth MultigridSettings::coarse_sweeps each way: they cost little on any
 // backend (on a GPU they are launch-bound, replayed as one graph), and the V-cycle's
-// convergence rests on how well they are solved. 2^17 took as many cycles as 2^16, and longer.
-inline constexpr long long kSmallLevelCells = 65536;
+// convergence rests on how well they are solved. A level is small when the cube (square) on its
+// shortest axis has at most kSmallLevelCells cells and the level at most kSmallLevelMaxCells:
+// 32^3, 32 x 32 x 128 and 128 x 128 x 8 are small, 64^3 and 512 x 512 x 8 are not. Elongated
+// and flat levels left at the deck's sweeps cost cycles (3D Poisson, 64 x 64 x 256 on a 1 x 1
+// x 4 box: 11 against 9), a 64^3 level made small costs more than it gains.
+inline constexpr long long kSmallLevelCells = 65536;      // 2^16
+inline constexpr long long kSmallLevelMaxCells = 262144;  // 2^18
 
 template <typename T>
 class Multigrid : public Preconditioner<T> {

@@ -406,13 +406,14 @@ TEST(Multigrid, SettingsVariantsConverge) {
   }
 }
 
-// The small coarse levels (at most 2^16 cells) smoothed harder: a 64^3 V(3,3) cycle's factor
+// The small coarse levels (kSmallLevelCells) smoothed harder: a 64^3 V(3,3) cycle's factor
 // falls from 0.136 (coarse_sweeps: 0, every level 3 + 3) to 0.063 (the default 8 + 8 on the
 // levels from 32^3 down), 12 cycles to 9, both to the same solution; a one-sided cycle stays
 // one-sided and gains less ((0, 2): 0.46 -> 0.44). At 32^3 the finest level keeps the deck's
-// 3 + 3 (10 cycles) where 8 + 8 there too takes 8. On a 1 x 1 x 2 box 64^3 cells coarsen x and
-// y first, to 32 x 32 x 64 = 2^16 cells: small, 9 cycles (a bound of 32^3 cells left it 3 + 3
-// and took 10), as a 512 x 512 x 1024 grid's 32 x 32 x 64 level is.
+// 3 + 3 (10 cycles) where 8 + 8 there too takes 8. Elongated and flat levels count as small by
+// their shortest axis: 64 x 64 x 256 cells on a 1 x 1 x 4 box (32 x 32 x 128 below) and 256 x
+// 256 x 16 on a plate (128 x 128 x 8 below) take 9 cycles as cubes do, where a bound on the
+// cells alone (2^16) left those levels at 3 + 3 and took 11 and 10.
 TEST(Multigrid, SmallCoarseLevelsSmoothHarder) {
   const auto run = [](const char* cells, const std::string& mg,
                       const std::vector<std::string>& overrides = {}) {
@@ -446,10 +447,15 @@ TEST(Multigrid, SmallCoarseLevelsSmoothHarder) {
   const Solve fine = run("[32, 32, 32]", "{}");
   const Solve fine_8 = run("[32, 32, 32]", "{pre_sweeps: 8, post_sweeps: 8}");
   EXPECT_LT(cycles(fine_8.r), cycles(fine.r));
-  const Solve elongated = run("[64, 64, 64]", "{}", {"grid.length=[1.0, 1.0, 2.0]"});
-  EXPECT_EQ(std::string(elongated.r.multigrid.at("hierarchy")).rfind("64x64x64 -> 32x32x64 ->", 0),
-            0u);
+  const Solve elongated = run("[64, 64, 256]", "{}", {"grid.length=[1.0, 1.0, 4.0]"});
+  const Solve flat = run("[256, 256, 16]", "{}", {"grid.length=[1.0, 1.0, 0.0625]"});
+  const auto starts = [](const Solve& x, const char* levels) {
+    return std::string(x.r.multigrid.at("hierarchy")).rfind(levels, 0) == 0;
+  };
+  EXPECT_TRUE(starts(elongated, "64x64x256 -> 32x32x128 ->"));
+  EXPECT_TRUE(starts(flat, "256x256x16 -> 128x128x8 ->"));
   EXPECT_EQ(cycles(elongated.r), 9);
+  EXPECT_EQ(cycles(flat.r), 9);
 }
 
 // Float: converges to 1e-5 and agrees with the double solution to ~1e-5. Measured: multigrid
