@@ -9,6 +9,11 @@
 
 namespace heatsolve {
 
+namespace {
+
+// A float backend of the sweeper's kind on its device, the float halo exchange of its block
+// and the float agglomeration of its ranks (collective under MPI); empty unless the run is
+// mixed (Config::mixed_precision, T = double).
 template <typename T>
 MixedParts mixed_parts(Sweeper<T>& sweeper) {
   MixedParts parts;
@@ -31,6 +36,8 @@ MixedParts mixed_parts(Sweeper<T>& sweeper) {
   return parts;
 }
 
+}  // namespace
+
 template <typename T>
 std::unique_ptr<MultigridIteration<T>> make_multigrid_iteration(Sweeper<T>& sweeper,
                                                                 const HelmholtzOperator<T>& op) {
@@ -49,8 +56,6 @@ std::unique_ptr<MultigridIteration<T>> make_multigrid_iteration(Sweeper<T>& swee
   return iteration;
 }
 
-template MixedParts mixed_parts<float>(Sweeper<float>&);
-template MixedParts mixed_parts<double>(Sweeper<double>&);
 template std::unique_ptr<MultigridIteration<float>> make_multigrid_iteration(
     Sweeper<float>&, const HelmholtzOperator<float>&);
 template std::unique_ptr<MultigridIteration<double>> make_multigrid_iteration(

@@ -8,16 +8,9 @@
 #include <memory>
 
 #include "solvers/multigrid/iteration.hpp"
-#include "solvers/multigrid/mixed.hpp"
 #include "solvers/run/sweeper.hpp"
 
 namespace heatsolve {
-
-// A float backend of the sweeper's kind on its device, the float halo exchange of its block
-// and the float agglomeration of its ranks (collective under MPI); empty unless the run is
-// mixed (Config::mixed_precision, T = double).
-template <typename T>
-MixedParts mixed_parts(Sweeper<T>& sweeper);
 
 // The iteration on `op` (one of the sweeper's operators, which outlives it) with the deck's
 // method and settings, its hierarchy built and the device drained, so that the set-up is
