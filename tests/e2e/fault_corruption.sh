@@ -49,24 +49,39 @@ PY
 flip() { "$py" flip.py "$@"; }
 fresh_copy() { rm -rf "$1" && cp -a base "$1"; }
 digest() { sha256sum "$1" | cut -d' ' -f1; }
+# falls_back <case> <what> <warning pattern>: `--restart latest` in the case's copy exits 0,
+# warns (grep pattern) and ends as the uninterrupted run (HEATSOLVE_TEST_FAULT as the caller
+# sets it).
+falls_back() {
+  local c=$1 what=$2 warning=$3
+  hs "$c.log" run deck.yaml -q --set output.directory="$c" --restart latest
+  check "$c. $what: latest exits 0 (got $rc)" test "$rc" = 0
+  check "$c. ... saying so and falling back to checkpoint 50" grep -q "$warning" "$c.log"
+  check "$c. ... ending as the uninterrupted run" same_outputs ref "$c" heat
+}
+# refused <case> <what> <error text> <run arguments...>: the restart exits 2 in one error line
+# holding <error text>, and the series is untouched.
+refused() {
+  local c=$1 what=$2 text=$3 before
+  shift 3
+  before=$(digest "$c/heat.h5.partial")
+  hs "$c.log" run deck.yaml -q --set output.directory="$c" "$@"
+  check "$c. $what: exit 2 (got $rc)" test "$rc" = 2
+  check "$c. ... in one error line naming it" one_error_line "$c.log" "$text"
+  check "$c. ... touching nothing" \
+    test "$(digest "$c/heat.h5.partial")" = "$before" -a ! -e "$c/heat.h5.restart-source"
+}
 
 # ---- a, b: a damaged field ------------------------------------------------------------------------
 fresh_copy a
 flip a/checkpoint_00000060.h5 fields/u 1000
-hs a.log run deck.yaml -q --set output.directory=a --restart latest
-check "a. latest with a damaged checkpoint 60 exits 0 (got $rc)" test "$rc" = 0
-check "a. ... saying that it is damaged and falling back to checkpoint 50" \
-  grep -q "warning: checkpoint 'a/checkpoint_00000060.h5' is damaged: .*falling back to the checkpoint before it, 'a/checkpoint_00000050.h5'" a.log
-check "a. ... ending as the uninterrupted run" same_outputs ref a heat
+falls_back a "a damaged checkpoint 60" \
+  "warning: checkpoint 'a/checkpoint_00000060.h5' is damaged: .*falling back to the checkpoint before it, 'a/checkpoint_00000050.h5'"
 
 fresh_copy b
 flip b/checkpoint_00000060.h5 fields/u 1000
-before=$(digest b/heat.h5.partial)
-hs b.log run deck.yaml -q --set output.directory=b --restart b/checkpoint_00000060.h5
-check "b. --restart <damaged checkpoint> exits 2 (got $rc)" test "$rc" = 2
-check "b. ... in one error line naming it" \
-  one_error_line b.log "checkpoint 'b/checkpoint_00000060.h5' is damaged"
-check "b. ... touching nothing" test "$(digest b/heat.h5.partial)" = "$before" -a ! -e b/heat.h5.restart-source
+refused b "--restart <damaged checkpoint>" "checkpoint 'b/checkpoint_00000060.h5' is damaged" \
+  --restart b/checkpoint_00000060.h5
 
 # ---- c: flipped bytes all over a checkpoint ----------------------------------------------------------
 size=$(stat -c %s base/checkpoint_00000060.h5)
@@ -94,54 +109,35 @@ check "c. $places flipped bytes in a checkpoint: each refused in one error line 
 # ---- d, e: a damaged series step -------------------------------------------------------------------
 fresh_copy d
 flip d/heat.h5.partial /steps/00000055/temperature 800
-hs d.log run deck.yaml -q --set output.directory=d --restart latest
-check "d. a damaged step 55 (after checkpoint 50): latest exits 0 (got $rc)" test "$rc" = 0
-check "d. ... saying why and falling back to checkpoint 50" \
-  grep -q "warning: cannot continue the series of checkpoint 'd/checkpoint_00000060.h5'.*step 55 of .*falling back to the checkpoint before it" d.log
-check "d. ... ending as the uninterrupted run" same_outputs ref d heat
+falls_back d "a damaged step 55 (after checkpoint 50)" \
+  "warning: cannot continue the series of checkpoint 'd/checkpoint_00000060.h5'.*step 55 of .*falling back to the checkpoint before it"
 
 fresh_copy e
 flip e/heat.h5.partial /steps/00000015/temperature 800
-before=$(digest e/heat.h5.partial)
-hs e.log run deck.yaml -q --set output.directory=e --restart latest
-check "e. a damaged step 15 (before every checkpoint): exit 2 (got $rc)" test "$rc" = 2
-check "e. ... in one error line naming the step" one_error_line e.log "step 15 of 'e/heat.h5.partial'"
-check "e. ... touching nothing" test "$(digest e/heat.h5.partial)" = "$before" -a ! -e e/heat.h5.restart-source
+refused e "a damaged step 15 (before every checkpoint)" "step 15 of 'e/heat.h5.partial'" \
+  --restart latest
 
 # ---- f: fields missing ------------------------------------------------------------------------------
 for what in fields/u fields; do
   fresh_copy f
   "$py" -c "import h5py, sys; f = h5py.File('f/checkpoint_00000060.h5', 'r+'); del f['$what']"
-  before=$(digest f/heat.h5.partial)
-  hs f.log run deck.yaml -q --set output.directory=f --restart f/checkpoint_00000060.h5
-  check "f. a checkpoint without /$what: exit 2 (got $rc)" test "$rc" = 2
-  check "f. ... in one error line naming it" one_error_line f.log "checkpoint 'f/checkpoint_00000060.h5' is damaged"
-  check "f. ... touching nothing" test "$(digest f/heat.h5.partial)" = "$before" -a ! -e f/heat.h5.restart-source
+  refused f "a checkpoint without /$what" "checkpoint 'f/checkpoint_00000060.h5' is damaged" \
+    --restart f/checkpoint_00000060.h5
 done
 
 # ---- g, h, i: HDF5 crashing while the restart reads a file -------------------------------------------
 fresh_copy g
-HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT hs g.log run deck.yaml -q --set output.directory=g --restart latest
-check "g. HDF5 crashing on checkpoint 60: latest exits 0 (got $rc)" test "$rc" = 0
-check "g. ... saying so and falling back to checkpoint 50" \
-  grep -q "warning: checkpoint 'g/checkpoint_00000060.h5' is damaged: reading it crashed the HDF5 library (signal 6); falling back to the checkpoint before it, 'g/checkpoint_00000050.h5'" g.log
-check "g. ... ending as the uninterrupted run" same_outputs ref g heat
+HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT falls_back g "HDF5 crashing on checkpoint 60" \
+  "warning: checkpoint 'g/checkpoint_00000060.h5' is damaged: reading it crashed the HDF5 library (signal 6); falling back to the checkpoint before it, 'g/checkpoint_00000050.h5'"
 
 fresh_copy h
-before=$(digest h/heat.h5.partial)
-HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT hs h.log run deck.yaml -q --set output.directory=h \
+HEATSOLVE_TEST_FAULT=read-checkpoint@60:ABRT refused h "HDF5 crashing on --restart <checkpoint 60>" \
+  "checkpoint 'h/checkpoint_00000060.h5' is damaged: reading it crashed" \
   --restart h/checkpoint_00000060.h5
-check "h. HDF5 crashing on --restart <checkpoint 60>: exit 2 (got $rc)" test "$rc" = 2
-check "h. ... in one error line naming it" \
-  one_error_line h.log "checkpoint 'h/checkpoint_00000060.h5' is damaged: reading it crashed"
-check "h. ... touching nothing" test "$(digest h/heat.h5.partial)" = "$before" -a ! -e h/heat.h5.restart-source
 
 fresh_copy i
-HEATSOLVE_TEST_FAULT=read-series@60:ABRT hs i.log run deck.yaml -q --set output.directory=i --restart latest
-check "i. HDF5 crashing on the series of checkpoint 60: latest exits 0 (got $rc)" test "$rc" = 0
-check "i. ... passing the series over and falling back to checkpoint 50" \
-  grep -q "warning: reading heat.h5.partial crashed the HDF5 library (signal 6): passed over as damaged" i.log
-check "i. ... ending as the uninterrupted run" same_outputs ref i heat
+HEATSOLVE_TEST_FAULT=read-series@60:ABRT falls_back i "HDF5 crashing on the series of checkpoint 60" \
+  "warning: reading heat.h5.partial crashed the HDF5 library (signal 6): passed over as damaged"
 
 if ((fail)); then
   echo "fault_corruption: FAILED"
