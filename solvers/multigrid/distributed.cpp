@@ -150,6 +150,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
     if (device_gather_) {
       rhs = device_gather_->gather(backend, lc.f->data());
     } else {
+      stage_local_.resize(grid(l + 1).padded_size());  // at first use: only the host paths
       lc.f->copy_to_host(stage_local_.data());
       agg_->gather(stage_local_, stage_global_);
     }
@@ -188,6 +189,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
                        agg_corr_->data() + gg.index(o[0] - 1, o[1] - 1, d3 ? o[2] - 1 : 0),
                        gg.stride_y(), gg.stride_z(), e);
     } else {
+      stage_local_.resize(grid(l + 1).padded_size());
       agg_->scatter(stage_global_, stage_local_);
       lc.u->copy_from_host(stage_local_.data());
     }

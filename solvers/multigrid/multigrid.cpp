@@ -305,9 +305,6 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
         stage_global_.resize(gc.padded_size());
       }
     }
-    // The block staged in host memory: only where the gathered level travels through it (as
-    // the agglomeration's staging, its pages are not touched for nothing).
-    if (!device_gather_ || !agg_->redundant) stage_local_.resize(local.padded_size());
   }
   if (singular_) build_ones();
   // Each level's grid is tuned (CUDA "auto") here, not inside the first cycle (decomposed:

@@ -200,13 +200,14 @@ class Multigrid : public Preconditioner<T> {
   std::vector<Level> levels_;  // [0]: the finest (fields are the caller's)
   std::unique_ptr<Agglomeration<T>> agg_;
   std::function<void(T*)> fine_exchange_;  // the finest level's own exchange (decomposed)
-  // Agglomerated runs: the gathered hierarchy (on the solving ranks) and host staging.
+  // Agglomerated runs: the gathered hierarchy (on the solving ranks) and host staging (this
+  // rank's block sized where a host path first uses it).
   std::unique_ptr<Multigrid<T>> coarse_;
   std::vector<T> stage_local_, stage_global_;
   std::unique_ptr<Array<T>> agg_rhs_, agg_corr_;
   std::unique_ptr<BlockGather<T>> device_gather_;  // the gather without the host, where it can
   std::vector<double> weights_;  // smoothing weights, one per sweep (Chebyshev) or constant
-  // The small coarse levels' (kSmallLevelCells, MultigridSettings::coarse_sweeps).
+  // The small coarse levels' (is_small_level, MultigridSettings::coarse_sweeps).
   std::vector<double> small_weights_;
   std::vector<bool> small_;  // per level
   Timing timing_;
