@@ -163,6 +163,7 @@ CudaIpcMapping& CudaIpcMapping::operator=(CudaIpcMapping&& o) noexcept {
   if (this != &o) {
     device::ipc_close(p_);
     p_ = std::exchange(o.p_, nullptr);
+    offset_ = o.offset_;
   }
   return *this;
 }
@@ -216,13 +217,13 @@ class SetupClock {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// Both neighbours of a face agree on IPC for each direction: each exports its two receive
-// buffers for the face (recv[f], each its own cudaMalloc), the other maps them when it
-// shares the node, and tells whether it could. Collective over the neighbours; tags
-// tag_base + the sender's face and tag_base + 1000 + face.
+// Both neighbours of a face agree on IPC for each direction: each offers its two receive
+// buffers for the face (recv[f]: ranges of exported blocks; none where empty), the other maps
+// them when it shares the node, and tells whether it could. Collective over the neighbours;
+// tags tag_base + the sender's face and tag_base + 1000 + face.
 void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
-                   const std::array<std::array<const void*, 2>, 6>& recv, int tag_base,
-                   IpcLinks* links) {
+                   const std::array<std::array<const device::ExportedRange*, 2>, 6>& recv,
+                   int tag_base, IpcLinks* links) {
   const int tag_handles = tag_base, tag_mapped = tag_base + 1000, tag_verified = tag_base + 2000;
   int me = 0;
   MPI_Comm_rank(comm, &me);
@@ -240,14 +241,20 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   struct Offer {
     int ok = 0;
     device::IpcHandle handles[2];
+    std::uint64_t offsets[2];
   };
   std::array<Offer, 6> mine{}, theirs{};
   std::array<int, 6> mapped{}, peer_mapped{}, verified{}, peer_verified{};
   for (int f = 0; f < 6; ++f) {
     if (peers[f] == MPI_PROC_NULL) continue;
     mine[f].ok = 1;
-    for (int b = 0; b < 2; ++b)
-      mine[f].ok &= device::ipc_export(recv[f][b], &mine[f].handles[b]) ? 1 : 0;
+    for (int b = 0; b < 2; ++b) {
+      const device::ExportedRange* r = recv[f][b];
+      mine[f].ok &= r && *r ? 1 : 0;
+      if (!mine[f].ok) break;
+      mine[f].handles[b] = r->handle();
+      mine[f].offsets[b] = r->offset();
+    }
   }
   swap_with_peers(comm, peers, mine, theirs, tag_handles);  // my ghost face f: their face f^1
   for (int f = 0; f < 6; ++f) {
@@ -255,8 +262,8 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     int node_rank = MPI_UNDEFINED;
     MPI_Group_translate_ranks(world_group, 1, &peers[f], node_group, &node_rank);
     if (node_rank == MPI_UNDEFINED) continue;  // another node: handles mean nothing here
-    CudaIpcMapping m0(device::ipc_open(theirs[f].handles[0]));
-    CudaIpcMapping m1(device::ipc_open(theirs[f].handles[1]));
+    CudaIpcMapping m0(device::ipc_open(theirs[f].handles[0]), theirs[f].offsets[0]);
+    CudaIpcMapping m1(device::ipc_open(theirs[f].handles[1]), theirs[f].offsets[1]);
     if (!m0.get() || !m1.get()) continue;
     if (!device::ipc_probe_write(m0.get(), probe(me, f, 0)) ||
         !device::ipc_probe_write(m1.get(), probe(me, f, 1)))
@@ -269,8 +276,8 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   for (int f = 0; f < 6; ++f) {
     if (!peer_mapped[f]) continue;
     std::uint64_t got[2] = {0, 0};
-    verified[f] = device::ipc_probe_read(recv[f][0], &got[0]) &&
-                  device::ipc_probe_read(recv[f][1], &got[1]) &&
+    verified[f] = device::ipc_probe_read(recv[f][0]->data(), &got[0]) &&
+                  device::ipc_probe_read(recv[f][1]->data(), &got[1]) &&
                   got[0] == probe(peers[f], f ^ 1, 0) && got[1] == probe(peers[f], f ^ 1, 1);
   }
   swap_with_peers(comm, peers, verified, peer_verified, tag_verified);
@@ -316,14 +323,6 @@ std::string transport_name(HaloTransport transport, const std::array<int, 6>& pe
   return "none";
 }
 
-// Receive buffers offered for IPC are blocks of their own (device::kIpcGranularity).
-template <typename T>
-std::size_t ipc_cells(std::size_t cells, bool exported) {
-  if (!exported) return cells;
-  const std::size_t per_block = device::kIpcGranularity / sizeof(T);
-  return (cells + per_block - 1) / per_block * per_block;
-}
-
 template <typename FaceArray>
 std::array<int, 6> peers_of(const FaceArray& faces) {
   std::array<int, 6> peers;
@@ -346,11 +345,11 @@ std::size_t stage_faces(FaceArray& faces, const IpcLinks& ipc, Cells cells) {
 }
 
 template <typename FaceArray>
-std::array<std::array<const void*, 2>, 6> recv_buffers(const FaceArray& faces) {
-  std::array<std::array<const void*, 2>, 6> recv{};
+std::array<std::array<const device::ExportedRange*, 2>, 6> recv_buffers(const FaceArray& faces) {
+  std::array<std::array<const device::ExportedRange*, 2>, 6> recv{};
   for (int f = 0; f < 6; ++f)
     if (faces[f].peer != MPI_PROC_NULL)
-      for (int b = 0; b < 2; ++b) recv[f][b] = faces[f].recv[b]->data();
+      for (int b = 0; b < 2; ++b) recv[f][b] = &faces[f].recv_ranges[b];
   return recv;
 }
 
@@ -359,8 +358,24 @@ std::array<std::array<const void*, 2>, 6> recv_buffers(const FaceArray& faces) {
 template <typename T>
 void FaceBuffers<T>::allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells,
                               bool exported) {
-  send = backend.allocate(send_cells);
-  for (auto& r : recv) r = backend.allocate(ipc_cells<T>(recv_cells, exported));
+  if (exported) {
+    send_range_ = device::export_alloc(send_cells * sizeof(T));
+    for (auto& r : recv_ranges) r = device::export_alloc(recv_cells * sizeof(T));
+    if (send_range_ && recv_ranges[0] && recv_ranges[1]) {
+      send = static_cast<T*>(send_range_.data());
+      for (int b = 0; b < 2; ++b) recv[b] = static_cast<T*>(recv_ranges[b].data());
+      return;
+    }
+    send_range_ = {};
+    recv_ranges = {};
+  }
+  arrays_.clear();
+  arrays_.push_back(backend.allocate(send_cells));
+  send = arrays_.back()->data();
+  for (int b = 0; b < 2; ++b) {
+    arrays_.push_back(backend.allocate(recv_cells));
+    recv[b] = arrays_.back()->data();
+  }
 }
 
 template <typename T>
@@ -435,9 +450,7 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    T* dst = ipc_.recv[f] ? nullptr
-             : staged     ? face.host_recv[parity_].data()
-                          : face.recv[parity_]->data();
+    T* dst = ipc_.recv[f] ? nullptr : staged ? face.host_recv[parity_].data() : face.recv[parity_];
     const int count = ipc_.recv[f] ? 0 : int(face.cells);
     check_mpi(MPI_Irecv(dst, count, type, face.peer, tag_base_ + (f ^ 1), comm_, requests_.add()),
               "MPI_Irecv");
@@ -445,12 +458,11 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    backend.pack_face(u, g_, f, face.send->data());
+    backend.pack_face(u, g_, f, face.send);
     if (ipc_.send[f])
-      backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
-                          face.cells);
+      backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send, face.cells);
     else if (staged)
-      backend.copy_values(face.host_send.data(), face.send->data(), face.cells);
+      backend.copy_values(face.host_send.data(), face.send, face.cells);
   }
   backend.mark();
   in_flight_ = u;
@@ -467,7 +479,7 @@ void MpiHaloExchanger<T>::send(Backend<T>& backend) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send->data();
+    const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send;
     const int count = ipc_.send[f] ? 0 : int(face.cells);
     check_mpi(MPI_Isend(src, count, type, face.peer, tag_base_ + f, comm_, requests_.add()),
               "MPI_Isend");
@@ -484,7 +496,7 @@ void MpiHaloExchanger<T>::finish(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
-    T* recv = face.recv[parity_]->data();
+    T* recv = face.recv[parity_];
     if (!ipc_.recv[f] && transport_ == HaloTransport::Staged)
       backend.copy_values(recv, face.host_recv[parity_].data(), face.cells);
     backend.unpack_face(u, g_, f, recv);
@@ -642,7 +654,7 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
       // IPC faces exchange empty messages: "your margin is in your buffer".
       T* dst = ipc_.recv[f] ? nullptr
                : staged     ? face.host_recv[parity_].data()
-                            : face.recv[parity_]->data();
+                            : face.recv[parity_];
       const int count = ipc_.recv[f] ? 0 : int(face.recv_cells);
       check_mpi(MPI_Irecv(dst, count, type, face.peer, kTagBase + (f ^ 1), comm_, requests.add()),
                 "MPI_Irecv (deep halo)");
@@ -653,24 +665,24 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
       const std::array<int, 3> e = range_extent(face.send_range);
-      backend.copy_box(face.send->data(), e[0], std::int64_t(e[0]) * e[1],
+      backend.copy_box(face.send, e[0], std::int64_t(e[0]) * e[1],
                        extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e,
                        lane);
       if (ipc_.send[f]) {
         // Device-ordered: exchange n-2's unpacking out of this buffer is done first.
         if (face.ordered) backend.wait_event(face.events.peer_unpacked[parity_], lane);
-        backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send->data(),
+        backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send,
                             face.send_cells, lane);
         if (face.ordered) backend.record_event(face.events.sent[parity_], lane);
       } else if (staged) {
-        backend.copy_values(face.host_send.data(), face.send->data(), face.send_cells, lane);
+        backend.copy_values(face.host_send.data(), face.send, face.send_cells, lane);
       }
     }
     if (!device_ordered_) backend.synchronize(lane);
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
-      const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send->data();
+      const T* src = ipc_.send[f] ? nullptr : staged ? face.host_send.data() : face.send;
       const int count = ipc_.send[f] ? 0 : int(face.send_cells);
       check_mpi(MPI_Isend(src, count, type, face.peer, kTagBase + f, comm_, requests.add()),
                 "MPI_Isend (deep halo)");
@@ -679,7 +691,7 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
-      T* recv = face.recv[parity_]->data();
+      T* recv = face.recv[parity_];
       if (!ipc_.recv[f] && staged)
         backend.copy_values(recv, face.host_recv[parity_].data(), face.recv_cells, lane);
       if (face.ordered) backend.wait_event(face.events.peer_sent[parity_], lane);

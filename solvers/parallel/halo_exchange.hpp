@@ -36,6 +36,7 @@
 
 #include "io/config.hpp"
 #include "kernels/device.hpp"
+#include "kernels/ipc_pool.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/deep_halo.hpp"
 #include "solvers/parallel/domain.hpp"
@@ -92,18 +93,21 @@ class HostBuffer {
 // How an exchanger's messages travel (per face, CUDA IPC may replace it: IpcLinks).
 enum class HaloTransport { None, Host, Staged, CudaAware };
 
-// A neighbour's device buffer mapped into this process (CUDA IPC), unmapped on destruction.
+// A neighbour's device buffer mapped into this process (CUDA IPC): `offset` bytes into the
+// mapped allocation `base` (device::ipc_open), unmapped on destruction.
 class CudaIpcMapping {
  public:
   CudaIpcMapping() = default;
-  explicit CudaIpcMapping(void* p) : p_(p) {}
+  explicit CudaIpcMapping(void* base, std::size_t offset = 0) : p_(base), offset_(offset) {}
   ~CudaIpcMapping();
-  CudaIpcMapping(CudaIpcMapping&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  CudaIpcMapping(CudaIpcMapping&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), offset_(o.offset_) {}
   CudaIpcMapping& operator=(CudaIpcMapping&& o) noexcept;
-  void* get() const { return p_; }
+  void* get() const { return p_ ? static_cast<unsigned char*>(p_) + offset_ : nullptr; }
 
  private:
   void* p_ = nullptr;
+  std::size_t offset_ = 0;
 };
 
 // The faces of an exchanger that go through CUDA IPC, decided per direction by both
@@ -119,16 +123,25 @@ struct IpcLinks {
 // buffers by exchange parity in backend memory, and their pinned host twins when staged.
 template <typename T>
 struct FaceBuffers {
-  std::unique_ptr<Array<T>> send;
-  std::array<std::unique_ptr<Array<T>>, 2> recv;  // each its own allocation (IPC exports it)
+  T* send = nullptr;
+  std::array<T*, 2> recv{};
+  // The receive buffers as ranges of exported blocks (kernels/ipc_pool.hpp), where IPC is
+  // offered and such blocks can be had; empty otherwise.
+  std::array<device::ExportedRange, 2> recv_ranges;
   HostBuffer<T> host_send;
   std::array<HostBuffer<T>, 2> host_recv;
-  // Receive buffers offered for IPC (`exported`) are whole device::kIpcGranularity blocks.
+  // Offered for IPC (`exported`): all three buffers in exported blocks, which the exchangers
+  // of every level share (one mapping per block in the neighbour); otherwise, or where no
+  // block can be had, backend arrays.
   void allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells, bool exported);
   // The pinned host twins of the directions that go through host memory, made once IPC has
   // been agreed: page-locking costs about 0.5 ms a MiB, which a face served by IPC never uses.
   void stage(std::size_t send_cells, std::size_t recv_cells, bool send_by_host, bool recv_by_host);
   std::size_t pinned_bytes() const;
+
+ private:
+  device::ExportedRange send_range_;
+  std::vector<std::unique_ptr<Array<T>>> arrays_;
 };
 
 template <typename T>
