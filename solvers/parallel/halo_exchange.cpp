@@ -458,11 +458,13 @@ void MpiHaloExchanger<T>::begin(Backend<T>& backend, T* u) {
   for (int f = 0; f < 6; ++f) {
     Face& face = faces_[f];
     if (face.peer == MPI_PROC_NULL) continue;
+    // Packed straight into the neighbour's receive buffer where IPC maps it.
+    if (ipc_.send[f]) {
+      backend.pack_face(u, g_, f, static_cast<T*>(ipc_.remote[f][parity_].get()));
+      continue;
+    }
     backend.pack_face(u, g_, f, face.send);
-    if (ipc_.send[f])
-      backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send, face.cells);
-    else if (staged)
-      backend.copy_values(face.host_send.data(), face.send, face.cells);
+    if (staged) backend.copy_values(face.host_send.data(), face.send, face.cells);
   }
   backend.mark();
   in_flight_ = u;
@@ -664,15 +666,18 @@ void MpiDeepHaloExchanger<T>::exchange(Backend<T>& backend, T* extended, Lane la
     for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
       Face& face = faces_[f];
       if (face.peer == MPI_PROC_NULL) continue;
+      // Packed straight into the neighbour's receive buffer where IPC maps it (device-ordered:
+      // once exchange n-2's unpacking out of it is done).
+      T* packed = face.send;
+      if (ipc_.send[f]) {
+        if (face.ordered) backend.wait_event(face.events.peer_unpacked[parity_], lane);
+        packed = static_cast<T*>(ipc_.remote[f][parity_].get());
+      }
       const std::array<int, 3> e = range_extent(face.send_range);
-      backend.copy_box(face.send, e[0], std::int64_t(e[0]) * e[1],
+      backend.copy_box(packed, e[0], std::int64_t(e[0]) * e[1],
                        extended + range_start(g, face.send_range), g.stride_y(), g.stride_z(), e,
                        lane);
       if (ipc_.send[f]) {
-        // Device-ordered: exchange n-2's unpacking out of this buffer is done first.
-        if (face.ordered) backend.wait_event(face.events.peer_unpacked[parity_], lane);
-        backend.copy_values(static_cast<T*>(ipc_.remote[f][parity_].get()), face.send,
-                            face.send_cells, lane);
         if (face.ordered) backend.record_event(face.events.sent[parity_], lane);
       } else if (staged) {
         backend.copy_values(face.host_send.data(), face.send, face.send_cells, lane);
