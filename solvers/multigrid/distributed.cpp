@@ -144,11 +144,16 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   Level& lv = levels_[l];
   Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
-  const T* rhs = nullptr;  // the gathered level's right side, on the device
   {
     PhaseTimer<T> t(clock_, &timing_.agglomeration, nullptr, timed_);
     if (device_gather_) {
-      rhs = device_gather_->gather(backend, lc.f->data());
+      // Into a buffer of its own: the gather alternates between two copies, and the gathered
+      // levels' visit, recorded for replay with the pointers it was given, would be recorded
+      // (and instantiated, ~1 ms) once for each.
+      const GridDesc& gc = agg_->global_coarse;
+      backend.copy_values(agg_rhs_->data(), device_gather_->gather(backend, lc.f->data()),
+                          gc.padded_size());
+      device_gather_->release(backend);
     } else {
       stage_local_.resize(grid(l + 1).padded_size());  // at first use: only the host paths
       lc.f->copy_to_host(stage_local_.data());
@@ -158,10 +163,8 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   if (agg_->root) {
     PhaseTimer<T> t(clock_, &timing_.coarse, nullptr, timed_);
     const HelmholtzOperator<T>& global = coarse_->fine_operator();
-    if (!rhs) {
-      agg_rhs_->copy_from_host(stage_global_.data());
-      rhs = agg_rhs_->data();
-    }
+    if (!device_gather_) agg_rhs_->copy_from_host(stage_global_.data());
+    const T* rhs = agg_rhs_->data();  // the gathered level's right side
     global.space().zero(agg_corr_->data());
     const BoundaryMode zero = BoundaryMode::Homogeneous;
     if (type == MultigridCycle::FMG) {  // a full-multigrid pass's start (Multigrid::fmg)
@@ -172,7 +175,6 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
       if (type == MultigridCycle::F) coarse_->visit_replayed(0, agg_corr_->data(), rhs, type, zero);
       coarse_->visit_replayed(0, agg_corr_->data(), rhs, MultigridCycle::V, zero);
     }
-    if (device_gather_) device_gather_->release(backend);
     coarse_->clock_.settle(false);
     global.fill_for_interpolation(agg_corr_->data());
     if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());

@@ -300,10 +300,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
         device_gather_ = agg_->make_device_gather(backend);
         if (device_gather_) timing_.setup_gather = seconds_since(t0);
       }
-      if (!device_gather_) {
-        agg_rhs_ = backend.allocate(gc.padded_size());
-        stage_global_.resize(gc.padded_size());
-      }
+      agg_rhs_ = backend.allocate(gc.padded_size());
+      if (!device_gather_) stage_global_.resize(gc.padded_size());
     }
   }
   if (singular_) build_ones();
