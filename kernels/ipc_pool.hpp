@@ -36,7 +36,7 @@ class ExportedRange {
 inline constexpr std::size_t kExportBlockBytes = std::size_t(64) << 20;
 
 // `bytes` of device memory in the current device's open block, or in a new one when it is
-// full (one process, one thread at a time); empty when the memory cannot be had or exported.
+// full; empty when the memory cannot be had or exported.
 ExportedRange export_alloc(std::size_t bytes) noexcept;
 
 }  // namespace heatsolve::device
