@@ -345,7 +345,8 @@ std::size_t stage_faces(FaceArray& faces, const IpcLinks& ipc, Cells cells) {
 }
 
 template <typename FaceArray>
-std::array<std::array<const device::ExportedRange*, 2>, 6> recv_buffers(const FaceArray& faces) {
+std::array<std::array<const device::ExportedRange*, 2>, 6> offered_recv_ranges(
+    const FaceArray& faces) {
   std::array<std::array<const device::ExportedRange*, 2>, 6> recv{};
   for (int f = 0; f < 6; ++f)
     if (faces[f].peer != MPI_PROC_NULL)
@@ -358,6 +359,10 @@ std::array<std::array<const device::ExportedRange*, 2>, 6> recv_buffers(const Fa
 template <typename T>
 void FaceBuffers<T>::allocate(Backend<T>& backend, std::size_t send_cells, std::size_t recv_cells,
                               bool exported) {
+  // Whatever an earlier call (another backend) held goes first.
+  send_range_ = {};
+  recv_ranges = {};
+  arrays_.clear();
   if (exported) {
     send_range_ = device::export_alloc(send_cells * sizeof(T));
     for (auto& r : recv_ranges) r = device::export_alloc(recv_cells * sizeof(T));
@@ -369,7 +374,6 @@ void FaceBuffers<T>::allocate(Backend<T>& backend, std::size_t send_cells, std::
     send_range_ = {};
     recv_ranges = {};
   }
-  arrays_.clear();
   arrays_.push_back(backend.allocate(send_cells));
   send = arrays_.back()->data();
   for (int b = 0; b < 2; ++b) {
@@ -424,7 +428,7 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
   // in the handshake are made by all ranks.
   constexpr int kTagIpc = 1000;
   if (try_ipc) {
-    ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+    ipc_handshake(comm_, peers_of(faces_), offered_recv_ranges(faces_), kTagIpc, &ipc_);
     setup_cost_.ipc_mappings += clock.lap();
   }
   require_ipc(mode_, peers_of(faces_), ipc_);
@@ -574,7 +578,7 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
   setup_cost_.buffers += clock.lap();
   constexpr int kTagIpc = 4000;  // apart from the one-layer exchanger's handshake (1000-3005)
   if (try_ipc) {
-    ipc_handshake(comm_, peers_of(faces_), recv_buffers(faces_), kTagIpc, &ipc_);
+    ipc_handshake(comm_, peers_of(faces_), offered_recv_ranges(faces_), kTagIpc, &ipc_);
     setup_cost_.ipc_mappings += clock.lap();
   }
   require_ipc(mode_, peers_of(faces_), ipc_);
