@@ -35,6 +35,17 @@ const IpcHandle& ExportedRange::handle() const noexcept {
 }
 
 #ifdef HEATSOLVE_HAVE_CUDA
+bool ExportedRange::set_zero(std::size_t bytes) const noexcept {
+  // On the legacy default stream, which the backends' blocking streams follow; waited for, so
+  // that a neighbour that writes into the range afterwards finds it zeroed.
+  if (!block_ || offset_ + bytes > block_->bytes || cudaMemset(data(), 0, bytes) != cudaSuccess ||
+      cudaStreamSynchronize(nullptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
 ExportedRange export_alloc(std::size_t bytes) noexcept {
   // Ranges start on 256-byte boundaries, as cudaMalloc's allocations do.
   constexpr std::size_t kAlign = 256;
@@ -78,6 +89,10 @@ ExportedRange export_alloc(std::size_t bytes) noexcept {
   }
 }
 #else
+bool ExportedRange::set_zero(std::size_t) const noexcept {
+  return false;
+}
+
 ExportedRange export_alloc(std::size_t) noexcept {
   return {};
 }

@@ -24,6 +24,8 @@ class ExportedRange {
   void* data() const noexcept;
   const IpcHandle& handle() const noexcept;
   std::size_t offset() const noexcept { return offset_; }
+  // Zeroes the range's first `bytes` and waits for it; false where that failed.
+  bool set_zero(std::size_t bytes) const noexcept;
   explicit operator bool() const noexcept { return block_ != nullptr; }
 
  private:

@@ -18,6 +18,7 @@ int extent(const GridDesc& g, int a) {
 struct Offer {
   int ok = 0;
   device::IpcHandle copy[2];
+  std::uint64_t offset[2];
   device::IpcEventHandle written[2], consumed[2];
 };
 
@@ -80,18 +81,15 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
 
   Offer mine;
   mine.ok = 1;
-  // Exported buffers are whole IPC blocks of their own (device::kIpcGranularity).
-  const std::size_t per_block = device::kIpcGranularity / sizeof(T);
-  const std::size_t values = (global.padded_size() + per_block - 1) / per_block * per_block;
+  const std::size_t bytes = global.padded_size() * sizeof(T);
   for (int b = 0; b < 2; ++b) {
-    g->copy_[b] = backend.allocate(values);
-    g->copy_[b]->set_zero();
+    g->copy_[b] = device::export_alloc(bytes);
     g->written_[b] = device::IpcEvent::create(&mine.written[b]);
     g->consumed_[b] = device::IpcEvent::create(&mine.consumed[b]);
-    mine.ok &=
-        device::ipc_export(g->copy_[b]->data(), &mine.copy[b]) && g->written_[b] && g->consumed_[b];
+    mine.ok &= g->copy_[b] && g->copy_[b].set_zero(bytes) && g->written_[b] && g->consumed_[b];
+    mine.copy[b] = g->copy_[b].handle();
+    mine.offset[b] = g->copy_[b].offset();
   }
-  backend.synchronize();  // zeroed before any other rank writes a probe
   std::vector<Offer> offers(static_cast<std::size_t>(size));
   check_mpi(
       MPI_Allgather(&mine, sizeof(Offer), MPI_BYTE, offers.data(), sizeof(Offer), MPI_BYTE, comm),
@@ -104,7 +102,7 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
     Peer p;
     p.rank = r;
     for (int b = 0; b < 2; ++b) {
-      p.copy[b] = CudaIpcMapping(device::ipc_open(offers[r].copy[b]));
+      p.copy[b] = CudaIpcMapping(device::ipc_open(offers[r].copy[b]), offers[r].offset[b]);
       p.written[b] = device::IpcEvent::open(offers[r].written[b]);
       p.consumed[b] = device::IpcEvent::open(offers[r].consumed[b]);
       ok = ok && p.copy[b].get() && p.written[b] && p.consumed[b] &&
@@ -116,19 +114,18 @@ std::unique_ptr<IpcAllgather<T>> IpcAllgather<T>::create(MPI_Comm comm, Backend<
   for (int r = 0; r < size && ok; ++r)
     for (int b = 0; b < 2 && ok && r != me; ++b) {
       std::uint64_t got = 0;
-      ok = device::ipc_probe_read(reinterpret_cast<const std::uint64_t*>(g->copy_[b]->data()) + r,
-                                  &got) &&
-           got == probe(r, b);
+      ok =
+          device::ipc_probe_read(static_cast<const std::uint64_t*>(g->copy_[b].data()) + r, &got) &&
+          got == probe(r, b);
     }
-  for (int b = 0; b < 2; ++b) g->copy_[b]->set_zero();
-  backend.synchronize();  // the probes cleared before any gather writes
-  if (!all(ok)) return nullptr;
+  for (int b = 0; b < 2; ++b) ok = ok && g->copy_[b].set_zero(bytes);
+  if (!all(ok)) return nullptr;  // the probes cleared before any gather writes
   return g;
 }
 
 template <typename T>
 const T* IpcAllgather<T>::gather(Backend<T>& backend, const T* local) {
-  T* own = copy_[parity_]->data();
+  T* own = copy_data(parity_);
   const bool d3 = global_.dims == 3;
   const std::array<int, 3> e{local_.nx, local_.ny, d3 ? local_.nz : 1};
   backend.copy_box(

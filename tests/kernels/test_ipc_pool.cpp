@@ -22,6 +22,7 @@ TEST(IpcPool, EmptyWithoutDevice) {
   const device::ExportedRange r = device::export_alloc(1024);
   EXPECT_FALSE(r);
   EXPECT_EQ(r.data(), nullptr);
+  EXPECT_FALSE(r.set_zero(8));
 }
 
 TEST(CudaIpcPool, SmallRangesShareOneBlockAligned) {
@@ -56,6 +57,28 @@ TEST(CudaIpcPool, LargeRequestGetsABlockOfItsOwn) {
   ASSERT_TRUE(large);
   EXPECT_FALSE(same_block(small, large));
   EXPECT_EQ(large.offset(), 0u);
+}
+
+TEST(CudaIpcPool, SetZeroClearsItsRangeOnly) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  const device::ExportedRange a = device::export_alloc(256);
+  const device::ExportedRange b = device::export_alloc(256);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  auto* a8 = static_cast<std::uint64_t*>(a.data());
+  ASSERT_TRUE(device::ipc_probe_write(a8, 0xAAu));
+  ASSERT_TRUE(device::ipc_probe_write(a8 + 31, 0xABu));  // the range's last 8 bytes
+  ASSERT_TRUE(device::ipc_probe_write(b.data(), 0xBBu));
+  ASSERT_TRUE(a.set_zero(256));
+  std::uint64_t first = 1, last = 1, next = 0;
+  ASSERT_TRUE(device::ipc_probe_read(a8, &first));
+  ASSERT_TRUE(device::ipc_probe_read(a8 + 31, &last));
+  ASSERT_TRUE(device::ipc_probe_read(b.data(), &next));
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(last, 0u);
+  EXPECT_EQ(next, 0xBBu);
+  // Past its block: refused.
+  EXPECT_FALSE(a.set_zero(device::kExportBlockBytes + 1));
 }
 
 TEST(CudaIpcPool, BlockFreedWithItsLastRange) {
