@@ -48,6 +48,9 @@ struct TemporalPolicy {
   int dims = 3;
   int value_bytes = 0;  // 0: float and double; 4 / 8: only that sizeof(T)
   TemporalShape shape;
+  // The resident blocks per SM that the row's instance measuring its input's residual (a
+  // multigrid cycle's first pass) is compiled for (__launch_bounds__); 0: ptxas's choice.
+  int norm_blocks = 0;
 
   constexpr bool compiled_for(int bytes) const { return value_bytes == 0 || value_bytes == bytes; }
   constexpr bool runs(int d, int bytes, const TemporalShape& s) const {
@@ -62,6 +65,11 @@ struct TemporalPolicy {
   }
   constexpr TemporalPolicy columns(int per_thread) const {
     return with(&TemporalShape::vx, per_thread);
+  }
+  constexpr TemporalPolicy norm_blocks_per_sm(int blocks) const {
+    TemporalPolicy p = *this;
+    p.norm_blocks = blocks;
+    return p;
   }
   constexpr TemporalPolicy float_only() const { return only(4); }
   constexpr TemporalPolicy double_only() const { return only(8); }
@@ -114,8 +122,16 @@ inline constexpr TemporalPolicy kRows[] = {
     temporal(3, D::Rings).steps(2).warps_y(16).rows(2).columns(2).float_only(),
     temporal(3, D::Rings).steps(2).warps_y(8).rows(4).columns(1),
     // 3D double k = 3: the multigrid smoother's three Chebyshev sweeps in one pass
-    // (Backend::stencil_sweeps); rings 32x8 ry4 vx1, 26 x 26 useful cells of 32 x 32.
-    temporal(3, D::Rings).steps(3).warps_y(8).rows(4).columns(1).double_only(),
+    // (Backend::stencil_sweeps); rings 32x8 ry4 vx1, 26 x 26 useful cells of 32 x 32. The
+    // pass that also measures the residual took 144 registers (ptxas -v), one block per SM
+    // against the plain pass's two (128): held to two blocks, as the plain pass.
+    temporal(3, D::Rings)
+        .steps(3)
+        .warps_y(8)
+        .rows(4)
+        .columns(1)
+        .double_only()
+        .norm_blocks_per_sm(2),
     // 3D float k = 4: staged partial sums, 32x8 ry4 vx2 (192 registers, one block of 256
     // threads per SM): faster than the rings 32x16 that follows.
     temporal(3, D::StagedPartialSums).steps(4).warps_y(8).rows(4).columns(2).float_only(),

@@ -267,8 +267,11 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 // (kSource*, above); without one f is ignored. NORM: the first sub-step also measures the
 // residual of the input (PassNorm): each cell once, by the block that stores it, in the chunk
 // that stores its plane, so the input is read once for the sweeps and the convergence check.
-template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC, bool NORM = false>
-__global__ void __launch_bounds__(32 * BY)
+// MINB: resident blocks per SM the instance is compiled for (TemporalPolicy::norm_blocks; 0:
+// ptxas's choice).
+template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC, bool NORM = false,
+          int MINB = 0>
+__global__ void __launch_bounds__(32 * BY, MINB)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
                     PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1,
                     PassNorm<T> norm) {

@@ -66,6 +66,11 @@ constexpr bool has_norm_instance(std::size_t i, int bytes) {
   return true;
 }
 
+// Row P's instance that also measures its input's residual, with source form SRC.
+template <typename T, class P, int SRC>
+constexpr auto norm_instance = temporal_kernel<T, P::dims, P::shape.k, P::shape.by, P::shape.ry,
+                                               P::shape.vx, SRC, true, P::policy.norm_blocks>;
+
 template <typename T, class P, int SRC, std::size_t I>
 void launch_one(const TArgs<T>& a) {
   constexpr TemporalDesign DESIGN = P::shape.design;
@@ -91,8 +96,12 @@ void launch_one(const TArgs<T>& a) {
     else
       return temporal_kernel<T, DIM, K, BY, RY, VX, SRC>;
   }();
-  // Also raises the instance's shared memory limit where it needs more than 48 KB.
-  const int per_sm = resident_blocks_per_sm(reinterpret_cast<const void*>(kern), 32 * BY, smem);
+  // Also raises the instance's shared memory limit where it needs more than 48 KB. A pass that
+  // measures the residual is chunked for its own instance's blocks per SM.
+  const void* launched = reinterpret_cast<const void*>(kern);
+  if constexpr (!partial && has_norm_instance(I, int(sizeof(T))))
+    if (a.ws) launched = reinterpret_cast<const void*>(norm_instance<T, P, SRC>);
+  const int per_sm = resident_blocks_per_sm(launched, 32 * BY, smem);
   int chunk = a.chunk;
   const int planes = a.p1 - a.p0;
   if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, planes, per_sm * current_sm_count());
@@ -118,8 +127,7 @@ void launch_one(const TArgs<T>& a) {
   } else if (a.ws) {
     if constexpr (has_norm_instance(I, int(sizeof(T)))) {
       // Per-warp partials, then their sum in a fixed order (the reductions' final kernel).
-      const auto with_norm = temporal_kernel<T, DIM, K, BY, RY, VX, SRC, true>;
-      resident_blocks_per_sm(reinterpret_cast<const void*>(with_norm), 32 * BY, smem);
+      const auto with_norm = norm_instance<T, P, SRC>;
       const std::size_t count = std::size_t(grid.x) * grid.y * grid.z * BY;
       a.ws->reserve(count * sizeof(double));
       PassNorm<T> norm{*a.rc, static_cast<double*>(a.ws->partials(0)), a.norm_lo, a.norm_hi};
@@ -200,15 +208,10 @@ template <typename T, std::size_t I>
 void load_norm_row() {
   if constexpr (has_norm_instance(I, int(sizeof(T)))) {
     using P = PolicyRow<I>;
-    constexpr int DIM = P::dims, K = P::shape.k, BY = P::shape.by, RY = P::shape.ry,
-                  VX = P::shape.vx;
     cudaFuncAttributes attr{};
-    CUDA_CHECK(
-        cudaFuncGetAttributes(&attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceNone, true>));
-    CUDA_CHECK(
-        cudaFuncGetAttributes(&attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceStaged, true>));
-    CUDA_CHECK(cudaFuncGetAttributes(
-        &attr, temporal_kernel<T, DIM, K, BY, RY, VX, kSourceGenerated, true>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceNone>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceStaged>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceGenerated>));
   }
 }
 
