@@ -56,16 +56,6 @@ RowLaunch row_launch(const GridDesc& g) {
   return {dim3(unsigned((g.nx + bx - 1) / bx), unsigned(gy)), dim3(unsigned(bx), unsigned(by))};
 }
 
-// Threads over (x, y) as row_launch's, and up to about 2^17 blocks in all along z (each block
-// loops over planes): kernels that index a cell by (i, j, k) without dividing a row number.
-RowLaunch plane_launch(const GridDesc& g) {
-  const RowLaunch r = row_launch(g);
-  const int gy = int(std::min<std::int64_t>((g.ny + r.block.y - 1) / r.block.y, 65535));
-  const int nz = g.dims == 3 ? g.nz : 1;
-  const int gz = std::max(1, std::min({nz, 65535, (1 << 17) / std::max(1, int(r.grid.x) * gy)}));
-  return {dim3(r.grid.x, unsigned(gy), unsigned(gz)), r.block};
-}
-
 // coarse(i, j, k) = mean of its children; the child loop order is the CPU's (z, y, x).
 template <typename T>
 __global__ void restrict_average_kernel(const T* __restrict__ fine, const GridDesc gf,
@@ -182,47 +172,44 @@ __global__ void stencil_restrict_stream_kernel(const T* __restrict__ u, const So
 
 // fine(i, j, k) += P coarse (Backend::prolong_add). Linear: the parent plus, per halved
 // axis, a quarter of the difference to the parent's neighbour on the child's side (even
-// child: -1, odd child: +1); reads face neighbours only. Threads over (x, y), planes looped in
-// z (PlaneLaunch): no per-cell division to find the row (with it, 64-bit, the kernel ran at
-// about half the bandwidth of its fine-grid traffic, ncu, 512^3 double).
+// child: -1, odd child: +1); reads face neighbours only.
 template <typename T>
 __global__ void prolong_add_kernel(const T* __restrict__ coarse, const GridDesc gc,
                                    T* __restrict__ fine, const GridDesc gf, const Halving h,
                                    const bool linear) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= gf.nx) return;
-  const int nz = gf.dims == 3 ? gf.nz : 1;
+  const std::int64_t rows = std::int64_t(gf.ny) * (gf.dims == 3 ? gf.nz : 1);
   const int I = i >> h.sx;
   const int si = h.sx ? ((i & 1) ? 1 : -1) : 0;
-  for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < gf.ny; j += gridDim.y * blockDim.y) {
-    const int J = j >> h.sy;
-    const int sj = (j & 1) ? 1 : -1;
-    for (int k = blockIdx.z; k < nz; k += gridDim.z) {  // k == 0 in 2D
-      const int K = k >> h.sz;
-      double v;
-      if (!linear) {
-        v = double(coarse[gc.index(I, J, K)]);
-      } else {
-        // The parent plus a quarter of the difference to its neighbour on the child's side,
-        // per halved axis (the CPU's order and rounding: _rn keeps nvcc from contracting to
-        // FMA).
-        const double parent = double(coarse[gc.index(I, J, K)]);
-        v = parent;
-        if (si)
-          v = __dadd_rn(v,
-                        __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I + si, J, K)]), parent)));
-        if (h.sy)
-          v = __dadd_rn(v,
-                        __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J + sj, K)]), parent)));
-        if (h.sz) {
-          const int sk = (k & 1) ? 1 : -1;
-          v = __dadd_rn(v,
-                        __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J, K + sk)]), parent)));
-        }
+  for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += std::int64_t(gridDim.y) * blockDim.y) {
+    const int j = int(r % gf.ny), k = int(r / gf.ny);  // k == 0 in 2D
+    const int J = j >> h.sy, K = k >> h.sz;
+    double v;
+    if (!linear) {
+      v = double(coarse[gc.index(I, J, K)]);
+    } else {
+      // The parent plus a quarter of the difference to its neighbour on the child's side, per
+      // halved axis (the CPU's order and rounding: _rn keeps nvcc from contracting to FMA).
+      const double parent = double(coarse[gc.index(I, J, K)]);
+      v = parent;
+      if (si)
+        v = __dadd_rn(v,
+                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I + si, J, K)]), parent)));
+      if (h.sy) {
+        const int sj = (j & 1) ? 1 : -1;
+        v = __dadd_rn(v,
+                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J + sj, K)]), parent)));
       }
-      T& out = fine[gf.index(i, j, k)];
-      out = static_cast<T>(__dadd_rn(double(out), v));
+      if (h.sz) {
+        const int sk = (k & 1) ? 1 : -1;
+        v = __dadd_rn(v,
+                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J, K + sk)]), parent)));
+      }
     }
+    T& out = fine[gf.index(i, j, k)];
+    out = static_cast<T>(__dadd_rn(double(out), v));
   }
 }
 
@@ -473,7 +460,7 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
                         const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream) {
   const Halving h = check_transfer(gf, gc, ratio, "prolong_add");
   if (gf.interior_size() == 0) return;
-  const RowLaunch l = plane_launch(gf);
+  const RowLaunch l = row_launch(gf);
   prolong_add_kernel<T>
       <<<l.grid, l.block, 0, stream>>>(coarse, gc, fine, gf, h, p == Prolongation::Linear);
   CUDA_CHECK_LAUNCH();
