@@ -36,8 +36,9 @@ const IpcHandle& ExportedRange::handle() const noexcept {
 
 #ifdef HEATSOLVE_HAVE_CUDA
 bool ExportedRange::set_zero(std::size_t bytes) const noexcept {
-  // On the legacy default stream, which the backends' blocking streams follow; waited for, so
-  // that a neighbour that writes into the range afterwards finds it zeroed.
+  // On the legacy default stream, which the backends' non-blocking streams do not follow:
+  // waited for here, so that whatever writes the range next (a neighbour's probe, a gather)
+  // finds it zeroed.
   if (!block_ || offset_ + bytes > block_->bytes || cudaMemset(data(), 0, bytes) != cudaSuccess ||
       cudaStreamSynchronize(nullptr) != cudaSuccess) {
     (void)cudaGetLastError();
