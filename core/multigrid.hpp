@@ -21,6 +21,7 @@ enum class MultigridSmoother { Jacobi, Chebyshev };
 
 // solver.multigrid.agglomerate_below: auto.
 inline constexpr long long kAgglomerateAuto = -1;
+
 // solver.multigrid: the cycle's shape (docs/deck.md).
 struct MultigridSettings {
   MultigridCycle cycle = MultigridCycle::V;
