@@ -139,19 +139,26 @@ for case, name in (("multigrid", "multigrid"), ("mg-cg", "mg-cg"), ("fmg", "mult
                    ("unreplayed", "multigrid, replay: false"), ("cn", "Crank-Nicolson 10 steps")):
     one, st, wk = f"{case}_1", f"{case}_strong_{np_}", f"{case}_weak_{np_}"
     per = (t(one) / max(cyc(one), 1)) / (t(wk) / max(cyc(wk), 1)) if cyc(wk) else float("nan")
+    def ratio(a, b, unit=""):  # "-" where a run has no cycle times (implicit steps)
+        r = a / b
+        return "-" if r != r else f"{r:.2f}{unit}"
     print(f"| {name} | {t(one):.3f} s, {cyc(one)} cycles (set-up {setup(one):.3f}) "
           f"| {t(st):.3f} s, {cyc(st)} cycles (set-up {setup(st):.3f}) "
-          f"| {t(one) / t(st):.2f}x, {median(one) / median(st):.2f}x "
-          f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.2f}, {median(one) / median(wk):.2f} "
+          f"| {t(one) / t(st):.3f}x, {ratio(median(one), median(st), 'x')} "
+          f"| {t(wk):.3f} s, {cyc(wk)} cycles | {t(one) / t(wk):.3f}, {ratio(median(one), median(wk))} "
           f"| {per:.2f} |")
 for label in (f"multigrid_strong_{np_}_below_32", f"multigrid_weak_{np_}_below_32",
               f"cn_strong_{np_}_below_32", f"multigrid_strong_{np_}_below_64",
               f"multigrid_weak_{np_}_below_64"):
+    if label not in S:  # SKIP_EXTRAS=1
+        continue
     one = "cn_1" if label.startswith("cn") else "multigrid_1"
     print(f"| {label} | | {t(label):.3f} s, {cyc(label)} cycles | {t(one) / t(label):.2f}, "
           f"{median(one) / median(label):.2f} (by wall, median) | | | |")
 for label in ("multigrid_1", "multigrid_1_eager"):
-    first = S[label].get("multigrid", {}).get("cycle_seconds", [float("nan")])[0] if label in S else float("nan")
+    if label not in S:
+        continue
+    first = S[label].get("multigrid", {}).get("cycle_seconds", [float("nan")])[0]
     print(f"{label}: {t(label):.3f} s, first cycle {first * 1e3:.1f} ms, median {median(label) * 1e3:.2f} ms")
 json.dump(S, open(os.path.join(out, "summaries.json"), "w"), indent=1)
 print()
