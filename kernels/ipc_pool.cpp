@@ -39,9 +39,10 @@ bool ExportedRange::set_zero(std::size_t bytes) const noexcept {
   // On the legacy default stream, which the backends' non-blocking streams do not follow:
   // waited for here, so that whatever writes the range next (a neighbour's probe, a gather)
   // finds it zeroed.
-  if (!block_ || offset_ + bytes > block_->bytes || cudaMemset(data(), 0, bytes) != cudaSuccess ||
+  if (!block_ || offset_ + bytes > block_->bytes) return false;
+  if (cudaMemset(data(), 0, bytes) != cudaSuccess ||
       cudaStreamSynchronize(nullptr) != cudaSuccess) {
-    (void)cudaGetLastError();
+    (void)cudaGetLastError();  // this call's error only
     return false;
   }
   return true;
