@@ -1,5 +1,5 @@
 // Device buffers: CudaBuffer<T> (plain RAII cudaMalloc/cudaFree) and CudaArray<T>, the
-// Array<T> the CUDA backend hands out. Allocated once per run; copies are synchronous.
+// Array<T> the CUDA backend hands out. Allocated once per run; copies are synchronous (below).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -45,33 +45,49 @@ class CudaBuffer {
   std::size_t n_ = 0;
 };
 
+// Its operations run on the legacy default stream, which the backends' non-blocking streams do
+// not follow (a device-to-device cudaMemcpy or a cudaMemset does not even wait on the host):
+// each waits for the device's earlier work, which may still read or write the array, and is
+// complete when it returns, so that it sits in program order with the backend's work.
 template <typename T>
 class CudaArray final : public Array<T> {
  public:
   // Zero-filled, as Backend::allocate promises (ghost cells start defined).
   explicit CudaArray(std::size_t n) : buf_(n) {
-    if (n) CUDA_CHECK(cudaMemset(buf_.get(), 0, n * sizeof(T)));
+    if (n) {
+      CUDA_CHECK(cudaMemset(buf_.get(), 0, n * sizeof(T)));
+      CUDA_CHECK(cudaStreamSynchronize(nullptr));  // nothing else can use it yet
+    }
   }
   T* data() override { return buf_.get(); }
   const T* data() const override { return buf_.get(); }
   std::size_t size() const override { return buf_.size(); }
   void copy_from_host(const T* src) override {
-    if (size()) CUDA_CHECK(cudaMemcpy(buf_.get(), src, size() * sizeof(T), cudaMemcpyHostToDevice));
+    in_order([&] { CUDA_CHECK(cudaMemcpy(buf_.get(), src, bytes(), cudaMemcpyHostToDevice)); });
   }
   void copy_to_host(T* dst) const override {
-    if (size()) CUDA_CHECK(cudaMemcpy(dst, buf_.get(), size() * sizeof(T), cudaMemcpyDeviceToHost));
+    in_order([&] { CUDA_CHECK(cudaMemcpy(dst, buf_.get(), bytes(), cudaMemcpyDeviceToHost)); });
   }
   void set_zero() override {
-    if (size()) CUDA_CHECK(cudaMemset(buf_.get(), 0, size() * sizeof(T)));
+    in_order([&] { CUDA_CHECK(cudaMemset(buf_.get(), 0, bytes())); });
   }
   void copy_from(const Array<T>& other) override {
     if (other.size() != size()) throw std::invalid_argument("CudaArray::copy_from: size mismatch");
-    if (size())
-      CUDA_CHECK(
-          cudaMemcpy(buf_.get(), other.data(), size() * sizeof(T), cudaMemcpyDeviceToDevice));
+    in_order([&] {
+      CUDA_CHECK(cudaMemcpy(buf_.get(), other.data(), bytes(), cudaMemcpyDeviceToDevice));
+    });
   }
 
  private:
+  std::size_t bytes() const { return size() * sizeof(T); }
+  // op (CUDA calls on the legacy stream) after the device's earlier work, and waited for.
+  template <class Op>
+  void in_order(Op op) const {
+    if (!size()) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    op();
+    CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  }
   CudaBuffer<T> buf_;
 };
 
