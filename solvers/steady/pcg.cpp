@@ -29,7 +29,7 @@ void Pcg<T>::start_from_residual() {
   T* r = r_->data();
   if (m_) {
     m_->apply(r, z_->data());
-    p_->copy_from(*z_);
+    s.copy(p_->data(), z_->data());  // in order with M's work, no host wait
     rz_ = s.dot(r, z_->data());
   } else {
     s.copy(p_->data(), r);

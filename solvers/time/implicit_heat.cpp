@@ -89,7 +89,9 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   } else {
     sw_.backend().stencil(u, b, sw_.source(), sw_.grid(), rhs_);
   }
-  sw_.v().copy_from(sw_.u());  // u^n, for the rate of change
+  // u^n, for the rate of change: on the backend's stream (an Array's own copy waits for the
+  // device, once per step).
+  sw_.backend().copy_values(sw_.v().data(), sw_.u().data(), sw_.u().size());
   const double b_norm = sw_.norm2(sw_.backend().reduce(b, sw_.grid(), ReduceOp::SumSquares));
   double rn = solve_->start(u, b);
   // cycle: fmg: the step's first cycle is a full-multigrid pass on u^n's correction.
