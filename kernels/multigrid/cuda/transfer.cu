@@ -49,11 +49,13 @@ Halving check_transfer(const GridDesc& gf, const GridDesc& gc, const std::array<
 struct RowLaunch {
   dim3 grid, block;
 };
-RowLaunch row_launch(const GridDesc& g) {
-  const int bx = std::min(256, (g.nx + 31) / 32 * 32), by = 256 / bx;
-  const std::int64_t rows = std::int64_t(g.ny) * (g.dims == 3 ? g.nz : 1);
+RowLaunch row_launch(int nx, std::int64_t rows) {
+  const int bx = std::min(256, (nx + 31) / 32 * 32), by = 256 / bx;
   const std::int64_t gy = std::min<std::int64_t>((rows + by - 1) / by, 65535);
-  return {dim3(unsigned((g.nx + bx - 1) / bx), unsigned(gy)), dim3(unsigned(bx), unsigned(by))};
+  return {dim3(unsigned((nx + bx - 1) / bx), unsigned(gy)), dim3(unsigned(bx), unsigned(by))};
+}
+RowLaunch row_launch(const GridDesc& g) {
+  return row_launch(g.nx, std::int64_t(g.ny) * (g.dims == 3 ? g.nz : 1));
 }
 
 // coarse(i, j, k) = mean of its children; the child loop order is the CPU's (z, y, x).
@@ -172,44 +174,55 @@ __global__ void stencil_restrict_stream_kernel(const T* __restrict__ u, const So
 
 // fine(i, j, k) += P coarse (Backend::prolong_add). Linear: the parent plus, per halved
 // axis, a quarter of the difference to the parent's neighbour on the child's side (even
-// child: -1, odd child: +1); reads face neighbours only.
+// child: -1, odd child: +1); reads face neighbours only. A thread owns fine column i of one
+// coarse row (J, K) and updates the (up to 2 x 2) fine rows of its children together: their
+// loads are in flight at once (one load at a time per thread left the kernel waiting on
+// memory at half its traffic's bandwidth) and the coarse values are read once for all four.
+// Each child's sum is the same as alone: ((parent + x term) + y term) + z term.
 template <typename T>
 __global__ void prolong_add_kernel(const T* __restrict__ coarse, const GridDesc gc,
                                    T* __restrict__ fine, const GridDesc gf, const Halving h,
                                    const bool linear) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= gf.nx) return;
-  const std::int64_t rows = std::int64_t(gf.ny) * (gf.dims == 3 ? gf.nz : 1);
+  const bool d3 = gf.dims == 3;
+  const std::int64_t rows = std::int64_t(gc.ny) * (d3 ? gc.nz : 1);
+  const std::int64_t fy = gf.stride_y(), fz = d3 ? gf.stride_z() : 0;
+  const std::int64_t cy = gc.stride_y(), cz = d3 ? gc.stride_z() : 0;
   const int I = i >> h.sx;
   const int si = h.sx ? ((i & 1) ? 1 : -1) : 0;
+  // The quarter differences (the CPU's order and rounding: _rn keeps nvcc from contracting).
+  const auto quarter = [&](std::int64_t at, double parent) {
+    return __dmul_rn(0.25, __dsub_rn(double(coarse[at]), parent));
+  };
   for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
        r += std::int64_t(gridDim.y) * blockDim.y) {
-    const int j = int(r % gf.ny), k = int(r / gf.ny);  // k == 0 in 2D
-    const int J = j >> h.sy, K = k >> h.sz;
-    double v;
-    if (!linear) {
-      v = double(coarse[gc.index(I, J, K)]);
-    } else {
-      // The parent plus a quarter of the difference to its neighbour on the child's side, per
-      // halved axis (the CPU's order and rounding: _rn keeps nvcc from contracting to FMA).
-      const double parent = double(coarse[gc.index(I, J, K)]);
-      v = parent;
-      if (si)
-        v = __dadd_rn(v,
-                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I + si, J, K)]), parent)));
-      if (h.sy) {
-        const int sj = (j & 1) ? 1 : -1;
-        v = __dadd_rn(v,
-                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J + sj, K)]), parent)));
-      }
-      if (h.sz) {
-        const int sk = (k & 1) ? 1 : -1;
-        v = __dadd_rn(v,
-                      __dmul_rn(0.25, __dsub_rn(double(coarse[gc.index(I, J, K + sk)]), parent)));
-      }
+    const int J = int(r % gc.ny), K = int(r / gc.ny);  // K == 0 in 2D
+    const std::int64_t pc = gc.index(I, J, K);
+    const std::int64_t f0 = gf.index(i, J << h.sy, K << h.sz);
+    T old[2][2];  // [z child][y child]
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+        if (c <= h.sz && b <= h.sy) old[c][b] = fine[f0 + b * fy + c * fz];
+    const double parent = double(coarse[pc]);
+    double v0 = parent, ty[2] = {0, 0}, tz[2] = {0, 0};
+    if (linear) {
+      if (si) v0 = __dadd_rn(v0, quarter(pc + si, parent));
+      if (h.sy) ty[0] = quarter(pc - cy, parent), ty[1] = quarter(pc + cy, parent);
+      if (h.sz) tz[0] = quarter(pc - cz, parent), tz[1] = quarter(pc + cz, parent);
     }
-    T& out = fine[gf.index(i, j, k)];
-    out = static_cast<T>(__dadd_rn(double(out), v));
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        if (c > h.sz || b > h.sy) continue;
+        double v = v0;
+        if (linear && h.sy) v = __dadd_rn(v, ty[b]);
+        if (linear && h.sz) v = __dadd_rn(v, tz[c]);
+        fine[f0 + b * fy + c * fz] = static_cast<T>(__dadd_rn(double(old[c][b]), v));
+      }
   }
 }
 
@@ -460,7 +473,8 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
                         const std::array<int, 3>& ratio, Prolongation p, cudaStream_t stream) {
   const Halving h = check_transfer(gf, gc, ratio, "prolong_add");
   if (gf.interior_size() == 0) return;
-  const RowLaunch l = row_launch(gf);
+  // Fine columns over the coarse rows (prolong_add_kernel).
+  const RowLaunch l = row_launch(gf.nx, std::int64_t(gc.ny) * (gc.dims == 3 ? gc.nz : 1));
   prolong_add_kernel<T>
       <<<l.grid, l.block, 0, stream>>>(coarse, gc, fine, gf, h, p == Prolongation::Linear);
   CUDA_CHECK_LAUNCH();
