@@ -33,8 +33,8 @@ struct StencilVariantRow {
   // Blocks of bx x by threads walk a chunk of the stream axis (z in 3D, y in 2D); the third
   // entry of execution.block is then the planes per block (0 = chosen from the grid).
   bool streaming = false;
-  // Applies the Dirichlet/Neumann face rules on its staged tiles itself, so a heat step needs
-  // no ghost-fill pass (Backend::stencil_with_boundary).
+  // Applies the Dirichlet/Neumann face rules itself (naive: per neighbour read; 2.5d-tma: on
+  // its staged tiles), so a sweep needs no ghost-fill pass (Backend::stencil_with_boundary).
   bool rules_in_sweep = false;
   // Lowest CUDA compute capability (10 major + minor) that can run it; 0 = any.
   int min_compute_capability = 0;
@@ -65,7 +65,7 @@ constexpr StencilVariantRow variant_row(StencilVariant v, const char* name) {
 
 // In enum order (checked below). The names are the deck's: changing one breaks decks.
 inline constexpr StencilVariantRow kStencilVariants[] = {
-    variant_row(StencilVariant::Naive, "naive"),
+    variant_row(StencilVariant::Naive, "naive").applies_rules_in_sweep(),
     variant_row(StencilVariant::Shared, "shared"),
     variant_row(StencilVariant::NonDivergent, "nondivergent"),
     variant_row(StencilVariant::Streaming25D, "2.5d").streams(),

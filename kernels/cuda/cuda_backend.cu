@@ -311,7 +311,8 @@ class CudaBackend final : public Backend<T> {
   }
 
   // The ghost-fill pass costs about 15 % of a 512^3 float 2.5d-tma step (scattered x-face
-  // sectors); 2.5d-tma applies the rules on its staged tiles instead.
+  // sectors); 2.5d-tma applies the rules on its staged tiles instead, and naive (small grids:
+  // multigrid's coarse levels, where the fill is a launch of its own) per neighbour.
   void stencil_with_boundary(T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
                              const BoundaryFaces& bc) override {
     const Choice& ch = choose(g, f != nullptr);
@@ -352,8 +353,8 @@ class CudaBackend final : public Backend<T> {
 
   // The same slab view with the face rules: along the slab's axis, a side inside the grid
   // reads the next layer from memory (Exchange); the grid's own faces keep bc's rules, which
-  // 2.5d-tma applies in the sweep (no ghost-fill pass) and the other variants in a ghost fill
-  // of the view's layers.
+  // naive and 2.5d-tma apply in the sweep (no ghost-fill pass) and the other variants in a
+  // ghost fill of the view's layers.
   bool stencil_region_with_boundary(T* u, T* out, const T* f, const GridDesc& g,
                                     const StencilCoeffs<T>& c, const BoundaryFaces& bc,
                                     const CellRange& r) override {

@@ -68,7 +68,7 @@ struct Args {
   StencilCoeffs<T> c;
   int chunk;  // planes per block for the streaming rungs (0 = auto)
   cudaStream_t stream;
-  GhostRules<T> rules;  // active != 0: 2.5d-tma applies them (stencil_applies_rules)
+  GhostRules<T> rules;  // active != 0: the kernel applies them (stencil_applies_rules)
 };
 
 // Row I of kStencilPolicies (core/stencil_policies.hpp) as a type: the launchers below are
@@ -85,8 +85,9 @@ template <typename T, class P>
 void launch_naive(const Args<T>& a) {
   constexpr int DIM = P::dims, BX = P::shape.bx, BY = P::shape.by, BZ = P::shape.bz;
   const dim3 grid(cdiv(a.g.nx, BX), cdiv(a.g.ny, BY), DIM == 3 ? cdiv(a.g.nz, BZ) : 1);
-  stencil_naive_kernel<T, DIM, BX, BY, BZ>
-      <<<grid, dim3(BX, BY, BZ), 0, a.stream>>>(a.u, a.out, a.f, a.g, a.c);
+  const auto kernel = a.rules.active ? stencil_naive_kernel<T, DIM, BX, BY, BZ, true>
+                                     : stencil_naive_kernel<T, DIM, BX, BY, BZ, false>;
+  kernel<<<grid, dim3(BX, BY, BZ), 0, a.stream>>>(a.u, a.out, a.f, a.g, a.c, a.rules);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -24,7 +24,8 @@ namespace heatsolve::cuda {
 template <typename T>
 StencilShape resolve_shape(StencilVariant v, int dims, const std::array<int, 3>& block);
 
-// True when variant v can apply the boundary rules of bc itself (2.5d-tma, no Periodic face).
+// True when variant v can apply the boundary rules of bc itself (naive and 2.5d-tma; Dirichlet
+// and Neumann faces, no Periodic, Robin or Fixed one).
 bool stencil_applies_rules(StencilVariant v, const BoundaryFaces& bc);
 
 // One sweep out = stencil(u) (+ source*f; f stored or generated, SourceRef) over the interior,

@@ -8,28 +8,50 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/stencil/cuda/ghost_rules.cuh"
 #include "kernels/stencil/cuda/stencil_point.cuh"
 
 namespace heatsolve::cuda {
 
 // ---- rung 1: naive ------------------------------------------------------------------------
-template <typename T, int DIM, int BX, int BY, int BZ>
+// RULES: the Dirichlet/Neumann faces of `rules` (stencil_applies_rules) are applied here, from
+// the cell itself, instead of read from u's ghosts (apply_boundary's values, so its bits): a
+// sweep of a small grid (multigrid's coarse levels) is then one launch, not a ghost fill and a
+// sweep.
+template <typename T, int DIM, int BX, int BY, int BZ, bool RULES>
 __global__ void __launch_bounds__(BX* BY* BZ)
     stencil_naive_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, GridDesc g,
-                         StencilCoeffs<T> c) {
+                         StencilCoeffs<T> c, GhostRules<T> rules) {
   const int i = blockIdx.x * BX + threadIdx.x;
   const int j = blockIdx.y * BY + threadIdx.y;
   const int k = DIM == 3 ? int(blockIdx.z) * BZ + int(threadIdx.z) : 0;
   if (i >= g.nx || j >= g.ny || (DIM == 3 && k >= g.nz)) return;
   const std::int64_t sy = g.stride_y(), sz = DIM == 3 ? g.stride_z() : 0;
   const std::int64_t idx = g.index(i, j, k);
-  T zm = 0, zp = 0;
-  if constexpr (DIM == 3) {
-    zm = u[idx - sz];
-    zp = u[idx + sz];
+  if constexpr (!RULES) {  // the ladder's first rung as it always was (its loads in this order)
+    T zm = 0, zp = 0;
+    if constexpr (DIM == 3) {
+      zm = u[idx - sz];
+      zp = u[idx + sz];
+    }
+    out[idx] = stencil_point<DIM>(c, u[idx], u[idx - 1], u[idx + 1], u[idx - sy], u[idx + sy], zm,
+                                  zp, f, idx, j, k);
+  } else {
+    const T uc = u[idx];
+    // The neighbour at idx + offset, across `face` where the cell is on it.
+    const auto at = [&](std::int64_t offset, int face, bool on_face) {
+      if (on_face && ((rules.active >> face) & 1u)) return ghost_rule(rules, face, uc);
+      return u[idx + offset];
+    };
+    T zm = 0, zp = 0;
+    if constexpr (DIM == 3) {
+      zm = at(-sz, 4, k == 0);
+      zp = at(sz, 5, k == g.nz - 1);
+    }
+    out[idx] =
+        stencil_point<DIM>(c, uc, at(-1, 0, i == 0), at(1, 1, i == g.nx - 1), at(-sy, 2, j == 0),
+                           at(sy, 3, j == g.ny - 1), zm, zp, f, idx, j, k);
   }
-  out[idx] = stencil_point<DIM>(c, u[idx], u[idx - 1], u[idx + 1], u[idx - sy], u[idx + sy], zm, zp,
-                                f, idx, j, k);
 }
 
 // "nondivergent" halo load: the halo faces of an ex x ey x ez tile as one linear index space

@@ -712,7 +712,7 @@ void check_rules_in_sweep() {
         g.nz = dims == 3 ? 5 : 1;
       }
       for (const BcCase& bc : bc_cases())
-        for (const std::string v : {"2.5d-tma", "2.5d-register"}) {
+        for (const std::string v : {"2.5d-tma", "naive", "2.5d-register"}) {
           if (!stencil_variant_supported(*parse_stencil_variant(v))) continue;
           SCOPED_TRACE(v + " " + std::to_string(dims) + "D grid " + std::to_string(grid) + " " +
                        bc.name);
@@ -760,19 +760,20 @@ void check_rules_in_sweep() {
           };
           dev->stencil_with_boundary(dp->data(), db->data(), df->data(), g, c, faces);
           check("backend");
-          // Every compiled 2.5d-tma shape, with chunks of 1 and 3 planes and the automatic
-          // one (a chunk of one plane stages the ghost planes -1 and ns together).
-          const StencilVariant tma = StencilVariant::Tma25D;
-          if (v != "2.5d-tma" || !cuda::stencil_applies_rules(tma, faces)) continue;
-          for (StencilShape shape : compiled_stencil_shapes(tma, dims, int(sizeof(T))))
-            for (int chunk : {1, 3, 0}) {
+          // Every compiled shape of a variant that applies the rules; 2.5d-tma with chunks of
+          // 1 and 3 planes and the automatic one (a chunk of one plane stages the ghost planes
+          // -1 and ns together).
+          const StencilVariant sv = *parse_stencil_variant(v);
+          if (!cuda::stencil_applies_rules(sv, faces)) continue;
+          const bool streaming = stencil_variant_row(sv).streaming;
+          for (StencilShape shape : compiled_stencil_shapes(sv, dims, int(sizeof(T))))
+            for (int chunk : streaming ? std::vector<int>{1, 3, 0} : std::vector<int>{shape.bz}) {
               shape.bz = chunk;
               // The reference with this shape's own arithmetic (u's ghosts filled above).
-              cuda::launch_stencil<T>(tma, shape, du->data(), da->data(), df->data(), g, c,
-                                      nullptr);
+              cuda::launch_stencil<T>(sv, shape, du->data(), da->data(), df->data(), g, c, nullptr);
               da->copy_to_host(want.data());
               dp->copy_from_host(poisoned.data());
-              cuda::launch_stencil<T>(tma, shape, dp->data(), db->data(), df->data(), g, c, nullptr,
+              cuda::launch_stencil<T>(sv, shape, dp->data(), db->data(), df->data(), g, c, nullptr,
                                       &faces);
               check(shape.str());
             }
