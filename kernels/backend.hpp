@@ -241,7 +241,8 @@ class Backend {
   virtual double reduce_residual(const T* u, const T* f, const GridDesc& g, ReduceOp op) = 0;
 
   // Anderson acceleration support.
-  // out = sum_j coeffs[j] * in[j] over interior cells (ghosts of out untouched).
+  // out = sum_j coeffs[j] * in[j] over interior cells (ghosts of out untouched); count 0: out = 0
+  // (written, nothing read).
   virtual void combine(T* out, const T* const* in, const double* coeffs, int count,
                        const GridDesc& g) {
     (void)out, (void)in, (void)coeffs, (void)count, (void)g;

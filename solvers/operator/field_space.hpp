@@ -46,12 +46,8 @@ class FieldSpace {
     const double c[] = {a, b};
     backend_->combine(y, in, c, 2, g_);
   }
-  // x = 0 * x over the interior (the ghosts keep their values).
-  void zero(T* x) const {
-    const T* in[] = {x};
-    const double c[] = {0.0};
-    backend_->combine(x, in, c, 1, g_);
-  }
+  // x = 0 over the interior (the ghosts keep their values): written without reading x.
+  void zero(T* x) const { backend_->combine(x, nullptr, nullptr, 0, g_); }
   // Every value of the padded array, in order with the backend's other work.
   void copy(T* dst, const T* src) const { backend_->copy_values(dst, src, g_.padded_size()); }
   std::unique_ptr<Array<T>> allocate() const {

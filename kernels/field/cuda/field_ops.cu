@@ -122,8 +122,8 @@ template void launch_add_float<double>(double*, double, const float*, double, st
 template <typename T>
 void launch_combine(T* out, const T* const* in, const double* coeffs, int count, const GridDesc& g,
                     cudaStream_t stream) {
-  if (count < 1 || count > kMaxCombineInputs)
-    throw std::invalid_argument("launch_combine: " + std::to_string(count) + " inputs (1.." +
+  if (count < 0 || count > kMaxCombineInputs)
+    throw std::invalid_argument("launch_combine: " + std::to_string(count) + " inputs (0.." +
                                 std::to_string(kMaxCombineInputs) + " supported)");
   CombineArgs<T> args{};
   for (int c = 0; c < count; ++c) {
