@@ -148,7 +148,9 @@ class Backend {
   }
 
   // Tells the backend that the values of `field` (an Array of this backend laid out as g; a
-  // source term the sweeps will be given) follow `form`; nullptr forgets it. A device backend
+  // source term the sweeps will be given) follow `form`; nullptr forgets it. One description
+  // per field and grid extents: a field may also be described as the start of a larger grid
+  // (a block's field and its deep-halo view on the first rank share a pointer). A device backend
   // may then generate the values inside its sweeps and fused passes instead of reading the
   // field (kernels/stencil/source.hpp): the same values, so the same results bit for bit.
   // Other uses of the field (residuals) read it. Whoever changes the field's values afterwards

@@ -279,7 +279,9 @@ class CudaBackend final : public Backend<T> {
   // compare the two in one benchmark).
   void describe_source(const T* field, const GridDesc& g, const SeparableSource<T>* form) override {
     generated_.erase(std::remove_if(generated_.begin(), generated_.end(),
-                                    [&](const Generated& x) { return x.field == field; }),
+                                    [&](const Generated& x) {
+                                      return x.field == field && same_extents(x.g, g);
+                                    }),
                      generated_.end());
     static const bool stored = std::getenv("HEATSOLVE_CUDA_STORED_SOURCE") != nullptr;
     if (!form || !field || stored) return;

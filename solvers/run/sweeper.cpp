@@ -57,6 +57,12 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
       fill_separable(host, form_, g_);
       f_->copy_from_host(host.data());
       backend_->describe_source(f_->data(), g_, &form_);
+      if (margins_.any()) {
+        const DeepHaloGeometry geo = deep_halo_geometry(ctx.domain, cfg.multigrid.margin_depth());
+        extended_g_ = geo.extended;
+        extended_form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, geo.extended_domain);
+        describe_extended(true);
+      }
     } else if (!terms_.empty()) {
       f_ = allocate();
       fill_source(0, 0, 0);
@@ -220,14 +226,21 @@ template <typename T>
 void Sweeper<T>::fill_source(double t0, double t1, double w) {
   if (separable_) {
     const std::array<double, 2> strength = separable_strength(term_at(terms_[0], t0, t1, w));
-    form_.offset = static_cast<T>(strength[0]);
-    form_.scale = static_cast<T>(strength[1]);
-    if (backend_->rescale_source(f_->data(), g_, form_.offset, form_.scale)) return;
+    form_.offset = extended_form_.offset = static_cast<T>(strength[0]);
+    form_.scale = extended_form_.scale = static_cast<T>(strength[1]);
+    if (backend_->rescale_source(f_->data(), g_, form_.offset, form_.scale)) {
+      // The extended view's refill writes the margins with the neighbours' new values too.
+      if (extended_described_ && !backend_->rescale_source(f_->data() - margins_.before,
+                                                           extended_g_, form_.offset, form_.scale))
+        describe_extended(true);
+      return;
+    }
     std::vector<T> host;
     fill_separable(host, form_, g_);
     backend_->synchronize();  // sweeps queued before may still read f
     f_->copy_from_host(host.data());
     backend_->describe_source(f_->data(), g_, &form_);
+    if (extended_described_) describe_extended(true);
     return;
   }
   const std::size_t n = g_.padded_size();
@@ -280,9 +293,17 @@ template <typename T>
 void Sweeper<T>::set_source(const std::vector<T>& padded) {
   T* f = source_or_zero();
   backend_->describe_source(f, g_, nullptr);  // no longer the deck's separable form
+  if (extended_described_) describe_extended(false);
   separable_ = false;
   source_varies_ = false;  // nor the deck's source over time
   f_->copy_from_host(padded.data());
+}
+
+template <typename T>
+void Sweeper<T>::describe_extended(bool described) {
+  backend_->describe_source(f_->data() - margins_.before, extended_g_,
+                            described ? &extended_form_ : nullptr);
+  extended_described_ = described;
 }
 
 template <typename T>

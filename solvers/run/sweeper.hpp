@@ -201,6 +201,14 @@ class Sweeper {
   // host while some term varies.
   bool separable_ = false;
   SeparableSource<T> form_;
+  // With margins: the same form over the extended grid of multigrid's deep-halo passes (the
+  // block and its margins, f's view margins_.before elements early), so that those passes
+  // generate the source too; the margins hold the neighbours' values of the same form.
+  GridDesc extended_g_;
+  SeparableSource<T> extended_form_;
+  bool extended_described_ = false;
+  // Describes f's extended view with extended_form_ (or forgets it).
+  void describe_extended(bool described);
   std::vector<double> fixed_terms_;
   bool faces_vary_ = false, source_varies_ = false;
   double faces_time_ = 0;                     // the faces' values are at this time

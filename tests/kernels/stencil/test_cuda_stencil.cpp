@@ -358,6 +358,56 @@ TEST(CudaStencil, GeneratedSourceMatchesStoredDouble) {
   check_generated_source<double>();
 }
 
+// One field described for two grids of different extents (a block's field and its deep-halo
+// view where the margins start at the block, as on the first rank of a split): each grid's
+// sweeps generate their own form, and forgetting one keeps the other. The stored field holds
+// zeros, so a sweep that read it instead would differ.
+TEST(CudaStencil, SourceDescribedForTwoGridsKeepsBoth) {
+  using T = double;
+  SKIP_WITHOUT_GPU();
+  const GridDesc g = make_grid(3);
+  GridDesc big = g;
+  big.nz += 4;
+  const auto form_of = [&](const GridDesc& grid, unsigned seed) {
+    SeparableSource<T> f;
+    f.offset = 0.3;
+    f.scale = -1.7;
+    f.plane = random_field<T>(std::size_t(grid.stride_z()), seed);
+    f.column = random_field<T>(std::size_t(grid.nz), seed + 1);
+    return f;
+  };
+  const SeparableSource<T> block_form = form_of(g, 31), big_form = form_of(big, 41);
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  const std::size_t n = big.padded_size();
+  auto field = dev->allocate(n), stored = dev->allocate(n), u = dev->allocate(n);
+  auto a = dev->allocate(n), b = dev->allocate(n);
+  u->copy_from_host(random_field<T>(n, 51).data());
+  dev->describe_source(field->data(), g, &block_form);
+  dev->describe_source(field->data(), big, &big_form);
+  const StencilCoeffs<T> c = heat_coeffs<T>(g, 1.0, 0.9 * stable_dt(g, 1.0));
+  const auto check = [&](const GridDesc& grid, const SeparableSource<T>* form, const char* what) {
+    std::vector<T> values(n, T(0));
+    if (form) {
+      std::vector<T> filled;
+      fill_separable(filled, *form, grid);
+      std::copy(filled.begin(), filled.end(), values.begin());
+    }
+    stored->copy_from_host(values.data());
+    dev->prepare(grid);
+    dev->stencil(u->data(), a->data(), field->data(), grid, c);
+    dev->stencil(u->data(), b->data(), stored->data(), grid, c);
+    std::vector<T> ga(n), gb(n);
+    a->copy_to_host(ga.data());
+    b->copy_to_host(gb.data());
+    EXPECT_EQ(differing_cells(ga, gb, grid), 0) << what;
+  };
+  check(g, &block_form, "the block");
+  check(big, &big_form, "the larger grid");
+  dev->describe_source(field->data(), big, nullptr);
+  check(g, &block_form, "the block, the larger grid's form forgotten");
+  check(big, nullptr, "the larger grid, its form forgotten: the stored zeros");
+}
+
 TEST(CudaStencil, EveryVariantMatchesCpuFloat) {
   check_variants<float>();
 }
