@@ -22,7 +22,7 @@
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
 # these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
-# --multigrid` on one GPU).
+# --multigrid` on one GPU), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -82,6 +82,7 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
 PY
 }
 
+if [ "${SKIP_TABLE:-0}" != 1 ]; then  # the block is not indented: it holds here-documents
 stamp "warm-up process (not measured)"
 "$HS" run "${POISSON[@]}" --set "grid.cells=[64,64,64]" -q --set output.directory="$WORK/warmup" \
   --set "output.formats=[]" >"$WORK/warmup.log" 2>&1 || tail -3 "$WORK/warmup.log"
@@ -182,6 +183,7 @@ for label in (f"multigrid_strong_{np_}", f"multigrid_weak_{np_}", f"mg-cg_strong
               f"| {lv['seconds']:.4f} | {fmt(lv.get('exchange_seconds'))} | {lv.get('exchanges', '-')} "
               f"| {lv.get('deep_passes', '-')} |")
 PY
+fi  # SKIP_TABLE
 
 if [ "${BENCH:-0}" = 1 ]; then
   stamp "bench --multigrid 512 double, one GPU"

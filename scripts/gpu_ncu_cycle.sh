@@ -8,7 +8,9 @@
 # write the neighbour's memory and read long under ncu. The CSVs come back in $OUT/ncu.tgz.
 #   OUT=/tmp/out bash scripts/gpu_ncu_cycle.sh
 # Environment: SKIP_BUILD=1 (an existing build/gpu-machine), ITS (default "3 7"), ONLY_TWO=1
-# (the 2-GPU runs only).
+# (the 2-GPU runs only), DETAIL=regex (also ncu's throughput, occupancy and stall sections for
+# DETAIL_COUNT (default 8) launches of the kernels whose names match, past the first
+# DETAIL_SKIP (default 12), in both cases: detail.one.txt and detail.two.txt in ncu.tgz).
 source scripts/gpu_common.sh
 [ "${SKIP_BUILD:-0}" = 1 ] || gpu_build heatsolve
 W=/tmp/nc; rm -rf $W; mkdir -p $W
@@ -25,6 +27,17 @@ for its in ${ITS:-3 7}; do
     if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then '"$(printf '%q ' "${NCU[@]}")"' --log-file '"$OUT"'/two.'"$its"'.csv "$@"; else "$@"; fi; true' _ \
     $HS run "${P[@]}" --set solver.max_iterations=$its --set "execution.decomposition=[1,1,2]" --set output.directory=$W/two.$its > $OUT/two.$its.log 2>&1; echo rc=$?
 done
+if [ -n "${DETAIL:-}" ]; then
+  DNCU=(ncu --clock-control none --kernel-name "regex:$DETAIL" --launch-skip "${DETAIL_SKIP:-12}"
+    --launch-count "${DETAIL_COUNT:-8}" --section SpeedOfLight --section MemoryWorkloadAnalysis
+    --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats)
+  stamp "detail: $DETAIL, one GPU"
+  timeout 200 "${DNCU[@]}" --log-file $OUT/detail.one.txt $HS run "${P[@]}" --set solver.max_iterations=4 --set output.directory=$W/d1 > /dev/null 2>&1; echo rc=$?
+  stamp "detail: $DETAIL, two GPUs, rank 0"
+  timeout 200 mpirun --bind-to none -np 2 bash -c '
+    if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then '"$(printf '%q ' "${DNCU[@]}")"' --log-file '"$OUT"'/detail.two.txt "$@"; else "$@"; fi; true' _ \
+    $HS run "${P[@]}" --set solver.max_iterations=4 --set "execution.decomposition=[1,1,2]" --set output.directory=$W/d2 > /dev/null 2>&1; echo rc=$?
+fi
 python3 - "$OUT" <<'PY'
 import csv, sys, collections, os
 out = sys.argv[1]
@@ -53,5 +66,5 @@ for case in ("one", "two"):
     for t, n, k in rows:
         print(f"  {t:9.1f} us  x{n:5.2f}  {k[1]:>14} {k[2]:>12}  {k[0]}")
 PY
-rm -f $OUT/one.*.log $OUT/two.*.log; (cd $OUT && tar czf ncu.tgz one.*.csv two.*.csv && rm -f one.*.csv two.*.csv)
+rm -f $OUT/one.*.log $OUT/two.*.log; (cd $OUT && tar czf ncu.tgz one.*.csv two.*.csv detail.*.txt 2>/dev/null; rm -f one.*.csv two.*.csv detail.*.txt)
 stamp done
