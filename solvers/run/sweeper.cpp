@@ -57,7 +57,10 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
       fill_separable(host, form_, g_);
       f_->copy_from_host(host.data());
       backend_->describe_source(f_->data(), g_, &form_);
-      if (margins_.any()) {
+      // Poisson's multigrid smooths f_ itself on the extended grid; a heat step's solves take
+      // a right side of their own (and the explicit deep halo has deep_f_), where describing
+      // the view would only add a refill of it to each change of a varying source.
+      if (!heat && margins_.any()) {
         const DeepHaloGeometry geo = deep_halo_geometry(ctx.domain, cfg.multigrid.margin_depth());
         extended_g_ = geo.extended;
         extended_form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, geo.extended_domain);

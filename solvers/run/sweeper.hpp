@@ -201,9 +201,9 @@ class Sweeper {
   // host while some term varies.
   bool separable_ = false;
   SeparableSource<T> form_;
-  // With margins: the same form over the extended grid of multigrid's deep-halo passes (the
-  // block and its margins, f's view margins_.before elements early), so that those passes
-  // generate the source too; the margins hold the neighbours' values of the same form.
+  // Poisson with margins: the same form over the extended grid of multigrid's deep-halo
+  // passes (the block and its margins, f's view margins_.before elements early), so that those
+  // passes generate the source too; the margins hold the neighbours' values of the same form.
   GridDesc extended_g_;
   SeparableSource<T> extended_form_;
   bool extended_described_ = false;
