@@ -53,7 +53,7 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
     if (separable_) {
       // Stored from its separable form, which the backend may generate in its sweeps instead.
       f_ = allocate();
-      form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, ctx.domain);
+      form_ = deck_form(ctx.domain);
       fill_separable(host, form_, g_);
       f_->copy_from_host(host.data());
       backend_->describe_source(f_->data(), g_, &form_);
@@ -62,9 +62,9 @@ Sweeper<T>::Sweeper(const Config& cfg, RunContext& ctx)
       // the view would only add a refill of it to each change of a varying source.
       if (!heat && margins_.any()) {
         const DeepHaloGeometry geo = deep_halo_geometry(ctx.domain, cfg.multigrid.margin_depth());
+        const SeparableSource<T> form = deck_form(geo.extended_domain);
+        backend_->describe_source(f_->data() - margins_.before, geo.extended, &form);
         extended_g_ = geo.extended;
-        extended_form_ = separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg, geo.extended_domain);
-        describe_extended(true);
       }
     } else if (!terms_.empty()) {
       f_ = allocate();
@@ -229,21 +229,16 @@ template <typename T>
 void Sweeper<T>::fill_source(double t0, double t1, double w) {
   if (separable_) {
     const std::array<double, 2> strength = separable_strength(term_at(terms_[0], t0, t1, w));
-    form_.offset = extended_form_.offset = static_cast<T>(strength[0]);
-    form_.scale = extended_form_.scale = static_cast<T>(strength[1]);
-    if (backend_->rescale_source(f_->data(), g_, form_.offset, form_.scale)) {
-      // The extended view's refill writes the margins with the neighbours' new values too.
-      if (extended_described_ && !backend_->rescale_source(f_->data() - margins_.before,
-                                                           extended_g_, form_.offset, form_.scale))
-        describe_extended(true);
-      return;
-    }
+    // The extended view's form would go stale (described for Poisson, whose source is fixed).
+    if (extended_g_) throw std::logic_error("Sweeper: a varying source with its extended view");
+    form_.offset = static_cast<T>(strength[0]);
+    form_.scale = static_cast<T>(strength[1]);
+    if (backend_->rescale_source(f_->data(), g_, form_.offset, form_.scale)) return;
     std::vector<T> host;
     fill_separable(host, form_, g_);
     backend_->synchronize();  // sweeps queued before may still read f
     f_->copy_from_host(host.data());
     backend_->describe_source(f_->data(), g_, &form_);
-    if (extended_described_) describe_extended(true);
     return;
   }
   const std::size_t n = g_.padded_size();
@@ -296,17 +291,18 @@ template <typename T>
 void Sweeper<T>::set_source(const std::vector<T>& padded) {
   T* f = source_or_zero();
   backend_->describe_source(f, g_, nullptr);  // no longer the deck's separable form
-  if (extended_described_) describe_extended(false);
+  if (extended_g_) {
+    backend_->describe_source(f - margins_.before, *extended_g_, nullptr);
+    extended_g_.reset();
+  }
   separable_ = false;
   source_varies_ = false;  // nor the deck's source over time
   f_->copy_from_host(padded.data());
 }
 
 template <typename T>
-void Sweeper<T>::describe_extended(bool described) {
-  backend_->describe_source(f_->data() - margins_.before, extended_g_,
-                            described ? &extended_form_ : nullptr);
-  extended_described_ = described;
+SeparableSource<T> Sweeper<T>::deck_form(const Domain& domain) const {
+  return separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg_, domain);
 }
 
 template <typename T>
@@ -527,8 +523,7 @@ int Sweeper<T>::choose_fused_depth(const T* f, const StencilCoeffs<T>& c) {
     copy_block_to_extended(*backend_, geo, f_->data(), deep_f_->data());
     deep_->exchange(*backend_, deep_f_->data());
     if (separable_) {  // fused passes run with constant inputs: the form at t = 0
-      const SeparableSource<T> form =
-          separable_shape<T>(term_at(terms_[0], 0, 0, 0), cfg_, geo.extended_domain);
+      const SeparableSource<T> form = deck_form(geo.extended_domain);
       backend_->describe_source(deep_f_->data(), geo.extended, &form);
     }
   }

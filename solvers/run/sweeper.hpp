@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -201,14 +202,13 @@ class Sweeper {
   // host while some term varies.
   bool separable_ = false;
   SeparableSource<T> form_;
-  // Poisson with margins: the same form over the extended grid of multigrid's deep-halo
-  // passes (the block and its margins, f's view margins_.before elements early), so that those
-  // passes generate the source too; the margins hold the neighbours' values of the same form.
-  GridDesc extended_g_;
-  SeparableSource<T> extended_form_;
-  bool extended_described_ = false;
-  // Describes f's extended view with extended_form_ (or forgets it).
-  void describe_extended(bool described);
+  // Poisson with margins: the grid whose view of f (from margins_.before elements early) is
+  // described with the same form, the extended grid of multigrid's deep-halo passes, so that
+  // they generate the source too (the margins hold the neighbours' values of the same form).
+  // Poisson's source does not vary: nothing rescales it.
+  std::optional<GridDesc> extended_g_;
+  // The deck's separable source (at t = 0) over a domain's cells.
+  SeparableSource<T> deck_form(const Domain& domain) const;
   std::vector<double> fixed_terms_;
   bool faces_vary_ = false, source_varies_ = false;
   double faces_time_ = 0;                     // the faces' values are at this time
