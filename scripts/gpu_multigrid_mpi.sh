@@ -9,7 +9,7 @@
 #   * extras: agglomerate_below 32^3 (16^3 gathered) and 64^3 (32^3 gathered: `auto` where the
 #     gather goes through host memory) against `auto` between one node's GPUs (128^3, 64^3
 #     gathered), multigrid strong and weak, Crank-Nicolson strong at 32^3;
-#   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, 2 ranks).
+#   * the MPI equivalence suite on the GPUs (HEATSOLVE_TEST_BACKEND=cuda, NP ranks).
 # Prints per run: wall seconds (set-up included), set-up, cycles, the hierarchy; a table of
 # speed-ups and efficiencies; and the per-level timing (seconds, halo exchanges, gathers) of
 # the 2-GPU runs from summary.json's multigrid.decomposed.
@@ -22,7 +22,9 @@
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
 # these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
-# --multigrid` on one GPU), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests).
+# --multigrid` on one GPU), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests),
+# EAGER_TWO=1 (also multigrid strong and weak on NP GPUs with CUDA_MODULE_LOADING=EAGER: does
+# lazy kernel loading land in the multi-GPU set-up?).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -100,6 +102,11 @@ stamp "Crank-Nicolson, 10 steps: 1 GPU ${N}^3, $NP GPUs strong, $NP GPUs weak"
 run cn_1 1 "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_strong_$NP "$NP" "$REPEAT" "${HEAT[@]}" "${STRONG[@]}"
 run cn_weak_$NP "$NP" "$REPEAT" "${HEAT[@]}" "${WEAK[@]}"
+if [ "${EAGER_TWO:-0}" = 1 ]; then
+  stamp "multigrid on $NP GPUs, eager module loading"
+  RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_strong_${NP}_eager "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}"
+  RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_weak_${NP}_eager "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}"
+fi
 if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
 stamp "extras: 1 GPU with eager module loading; agglomerate_below 32^3 and 64^3"
 RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_1_eager 1 1 "${POISSON[@]}" "${STRONG[@]}"
@@ -192,11 +199,11 @@ if [ "${BENCH:-0}" = 1 ]; then
   grep -vE "^\s*$" "$OUT/bench_multigrid.log" | tail -14
 fi
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
-  stamp "MPI equivalence suite on the GPUs (2 ranks, CUDA backend)"
-  HEATSOLVE_TEST_BACKEND=$BACKEND timeout 180 mpirun --bind-to none -np 2 \
+  stamp "MPI equivalence suite on the GPUs ($NP ranks, CUDA backend)"
+  HEATSOLVE_TEST_BACKEND=$BACKEND timeout 180 mpirun --bind-to none -np "$NP" \
     "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
   echo "suite rc=$?"
-  grep -E "DIFFERS|FAILED|PASSED|-dist np2 .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
+  grep -E "DIFFERS|FAILED|PASSED|-dist np$NP .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
 fi
 if [ -n "${GTEST_FILTER:-}" ]; then
   stamp "gtests: $GTEST_FILTER"

@@ -8,7 +8,7 @@
 # write the neighbour's memory and read long under ncu. The CSVs come back in $OUT/ncu.tgz.
 #   OUT=/tmp/out bash scripts/gpu_ncu_cycle.sh
 # Environment: SKIP_BUILD=1 (an existing build/gpu-machine), ITS (default "3 7"), ONLY_TWO=1
-# (the 2-GPU runs only), DETAIL=regex (also ncu's throughput, occupancy and stall sections for
+# (the 2-GPU runs only), ONLY_ONE=1 (the 1-GPU runs only), DETAIL=regex (also ncu's throughput, occupancy and stall sections for
 # DETAIL_COUNT (default 8) launches of the kernels whose names match, past the first
 # DETAIL_SKIP (default 12), in both cases: detail.one.txt and detail.two.txt in ncu.tgz).
 source scripts/gpu_common.sh
@@ -22,6 +22,7 @@ for its in ${ITS:-3 7}; do
   stamp "one GPU, $its cycles"
   timeout 250 "${NCU[@]}" --log-file $OUT/one.$its.csv $HS run "${P[@]}" --set solver.max_iterations=$its --set output.directory=$W/one.$its > $OUT/one.$its.log 2>&1; echo rc=$?
   fi
+  [ "${ONLY_ONE:-0}" = 1 ] && continue
   stamp "two GPUs, rank 0 under ncu, $its cycles"
   timeout 250 mpirun --bind-to none -np 2 bash -c '
     if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then '"$(printf '%q ' "${NCU[@]}")"' --log-file '"$OUT"'/two.'"$its"'.csv "$@"; else "$@"; fi; true' _ \
