@@ -295,6 +295,27 @@ class Backend {
     (void)coarse, (void)gc, (void)fine, (void)gf, (void)ratio, (void)p;
     throw BackendError("prolong_add() is not implemented by backend " + name());
   }
+  // prolong_add(coarse, gc, *cur, g, ratio, p) and then stencil_sweeps(cur, other, f, g, c, n,
+  // bc) as passes that never store the corrected iterate: *cur is read, not written (the
+  // iterate moves to *other or back, the pointers swapped as stencil_sweeps leaves them); the
+  // same bits. A multigrid visit's post-smoothing (solvers/multigrid/multigrid.cpp). `offset`:
+  // g's plane of the stream axis (z) that is the first child of gc's plane 0: a deep-halo pass
+  // (g a block's extended grid) corrects its margin planes too, from the coarse field's own
+  // margins (values and face ghosts filled there); 0 otherwise. Returns false, having done
+  // nothing, where the backend has no such pass for these grids, `p` and n sweeps: callers then
+  // run the two. Default: false.
+  virtual bool prolong_add_sweeps(const T* coarse, const GridDesc& gc,
+                                  const std::array<int, 3>& ratio, Prolongation p, T** cur,
+                                  T** other, const T* f, const GridDesc& g,
+                                  const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                                  int offset) {
+    (void)coarse, (void)gc, (void)ratio, (void)p, (void)cur, (void)other, (void)f, (void)g;
+    (void)c, (void)n, (void)bc, (void)offset;
+    return false;
+  }
+  // False where prolong_add_sweeps() never runs a pass, so that callers need not prepare its
+  // input (a deep-halo level's coarse margins).
+  virtual bool prolongs_in_sweeps() const { return false; }
   // fine = P coarse on the interior of gf (writes, where prolong_add adds): full multigrid's
   // interpolation of a coarse solution. Constant and Linear as prolong_add; Cubic: per
   // halved axis the 4-point Lagrange interpolant at the child's centre (the nodes -2..1 around

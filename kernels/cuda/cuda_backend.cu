@@ -141,8 +141,9 @@ class CudaBackend final : public Backend<T> {
     // pipeline).
     choose(g, true);
     const std::string label = choose(g).label;
-    // Multigrid's passes that measure their residual are not timed: loaded here instead.
-    if (g.dims == 3) load_temporal_norm_kernels<T>();
+    // Multigrid's passes that measure their residual or add a correction are not timed: loaded
+    // here instead.
+    if (g.dims == 3) load_temporal_multigrid_kernels<T>();
     if (!temporal_) return label;
     // A deck's time_block is the k the solver runs (the label says so): its passes are only
     // warmed up here, so that loading the kernels (lazy module loading) stays out of the time
@@ -240,6 +241,26 @@ class CudaBackend final : public Backend<T> {
     *square_sum =
         launch_temporal_norm<T>(shape, *cur, *other, source_ref(f, g), g, pass_coeffs(c, n), bc, rc,
                                 reduce_ws_, stream_, PlaneRange{p0, p1});
+    std::swap(*cur, *other);
+    return true;
+  }
+
+  bool prolongs_in_sweeps() const override { return true; }
+  // One pass of k = n sweeps where the row a multigrid smoother runs has the instance (linear
+  // prolongation, every axis halved); any other case: false.
+  bool prolong_add_sweeps(const T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
+                          Prolongation p, T** cur, T** other, const T* f, const GridDesc& g,
+                          const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                          int offset) override {
+    const std::vector<int>& ks = temporal_steps<T>(g.dims);
+    if (p != Prolongation::Linear || ratio != std::array<int, 3>{2, 2, 2} || g.dims != 3 ||
+        !fuses(g, n, bc) || std::find(ks.begin(), ks.end(), n) == ks.end() || g.nx != 2 * gc.nx ||
+        g.ny != 2 * gc.ny || offset < 0 || offset + 2 * gc.nz > g.nz)
+      return false;
+    const TemporalShape shape = temporal_default_shape<T>(g.dims, n);
+    if (!temporal_prolong_compiled<T>(shape, g.dims)) return false;
+    launch_temporal_prolonged<T>(shape, coarse, gc, *cur, *other, source_ref(f, g), g,
+                                 pass_coeffs(c, n), bc, offset, stream_);
     std::swap(*cur, *other);
     return true;
   }

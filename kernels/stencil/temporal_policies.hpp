@@ -49,7 +49,9 @@ struct TemporalPolicy {
   int value_bytes = 0;  // 0: float and double; 4 / 8: only that sizeof(T)
   TemporalShape shape;
   // The resident blocks per SM that the row's instance measuring its input's residual (a
-  // multigrid cycle's first pass) is compiled for (__launch_bounds__); 0: ptxas's choice.
+  // multigrid cycle's first pass) is compiled for (__launch_bounds__), and its instance adding
+  // a coarse correction (the post-smoothing pass), which exists only where this is set; 0:
+  // ptxas's choice.
   int norm_blocks = 0;
 
   constexpr bool compiled_for(int bytes) const { return value_bytes == 0 || value_bytes == bytes; }

@@ -420,6 +420,51 @@ bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, boo
 }
 
 template <typename T>
+bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, const T* other,
+                                   const T* f) {
+  const HelmholtzOperator<T>& op = levels_[l].op;
+  const HelmholtzOperator<T>& cop = levels_[l + 1].op;
+  const int sweeps = settings_.post_sweeps;
+  const bool in_pass = (l > 0 || smooth_finest_) && settings_.fused && !small_[l] && sweeps > 0 &&
+                       op.backend().prolongs_in_sweeps();
+  PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
+  if (in_pass && op.smooths_deep(cur, other, f, sweeps)) {
+    // The fine margins' planes are children of the coarse planes past the block: M fine planes
+    // reach M / 2 + 1 coarse ones (a child's z neighbour included).
+    const GridDesc& g = grid(l);
+    const GridDesc& gc = grid(l + 1);
+    const Margins& mf = op.deep_smoothing().margins;
+    const Margins& mc = cop.deep_smoothing().margins;
+    const auto reach = [&](std::size_t fine, std::size_t coarse) {
+      return fine == 0 ||
+             coarse / std::size_t(gc.stride_z()) >= fine / std::size_t(g.stride_z()) / 2 + 1;
+    };
+    if (g.dims == 3 && cop.deep_smoothing() && reach(mf.before, mc.before) &&
+        reach(mf.after, mc.after) && cop.fill_margins_for_interpolation(e))
+      return true;
+    cop.fill_for_interpolation(e, exchanged);
+    return false;
+  }
+  cop.fill_for_interpolation(e, exchanged);
+  return in_pass;
+}
+
+template <typename T>
+bool Multigrid<T>::smooth_prolonged(int l, const T* e, T** cur, T** other, const T* f,
+                                    BoundaryMode m, bool* exchanged) {
+  const HelmholtzOperator<T>& op = levels_[l].op;
+  const int sweeps = settings_.post_sweeps;
+  PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
+  const bool deep = op.smooths_deep(*cur, *other, f, sweeps);
+  if (!op.prolong_add_and_smooth(e, grid(l + 1), levels_[l].ratio, settings_.prolongation, cur,
+                                 other, f, weights_, sweeps, true, mode(l, m)))
+    return false;
+  if (deep) ++timing_.deep_passes[l];
+  *exchanged = deep && op.deep_fills_ghosts(sweeps);
+  return true;
+}
+
+template <typename T>
 void Multigrid<T>::level_residual(int l, T* x, const T* f, T* r, BoundaryMode m) {
   PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
   levels_[l].op.residual(x, f, r, mode(l, m));
@@ -588,6 +633,8 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   Backend<T>& backend = lv.op.backend();
   Level& lc = levels_[l + 1];
   restrict_residual(l, cur, f, m, exchanged);
+  bool prolonged_in_smoothing = false;
+  exchanged = false;
   if (agg_ && l == last_distributed()) {
     agglomerated_correction(l, cur, type);
   } else {
@@ -595,12 +642,18 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
     const bool coarse_exchanged =
         visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
-    PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
-    lc.op.fill_for_interpolation(lc.u->data(), coarse_exchanged);
-    backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio, settings_.prolongation);
+    // The post-smoothing's passes add the correction as they read cur (one pass less).
+    prolonged_in_smoothing = fill_correction(l, lc.u->data(), coarse_exchanged, cur, other, f) &&
+                             smooth_prolonged(l, lc.u->data(), &cur, &other, f, m, &exchanged);
+    if (!prolonged_in_smoothing) {
+      PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
+      backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio,
+                          settings_.prolongation);
+    }
   }
   // The correction changed cur: its ghosts are stale unless the post-smoothing refills them.
-  exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
+  if (!prolonged_in_smoothing)
+    exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
   // An odd number of sweeps in all leaves the iterate in the scratch buffer (the copy takes
   // the ghosts along).
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());

@@ -165,6 +165,18 @@ class Multigrid : public Preconditioner<T> {
   // margins are filled first, for this smoothing and the post-smoothing.
   bool smooth(int l, T** cur, T** other, const T* f, int sweeps, bool reverse, BoundaryMode m,
               bool fill_source = false);
+  // The ghosts of level l + 1's correction e filled for its prolongation to level l (timed as
+  // a transfer); returns whether level l's post-smoothing may take e into its passes
+  // (smooth_prolonged), where a level that smooths deep needs e's margins deep enough for its
+  // own margins' children, filled too. The same answer on every rank. `exchanged`: e's
+  // Exchange ghosts hold the neighbours' values.
+  bool fill_correction(int l, T* e, bool exchanged, const T* cur, const T* other, const T* f);
+  // The post-smoothing of level l with the coarse correction e (filled by fill_correction)
+  // prolonged into *cur in the same passes (HelmholtzOperator::prolong_add_and_smooth), timed as
+  // smoothing; false, nothing done, where the level has no such pass (then prolong_add and
+  // smooth()). *exchanged as smooth() returns it.
+  bool smooth_prolonged(int l, const T* e, T** cur, T** other, const T* f, BoundaryMode m,
+                        bool* exchanged);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   // The residual of x on level l restricted into level l + 1's f, its u zeroed (timed).
   void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);

@@ -368,6 +368,14 @@ bool HelmholtzOperator<T>::fill_margins(const T* x) const {
 }
 
 template <typename T>
+bool HelmholtzOperator<T>::fill_margins_for_interpolation(T* x) const {
+  if (!fill_margins(x)) return false;
+  backend().apply_boundary(x - std::ptrdiff_t(deep_.margins.before), deep_.extended,
+                           interpolation_faces_);
+  return true;
+}
+
+template <typename T>
 void HelmholtzOperator<T>::smooth(T** cur, T** other, const T* f,
                                   const std::vector<double>& weights, int sweeps, bool reverse,
                                   BoundaryMode mode, bool fused) const {
@@ -434,6 +442,34 @@ bool HelmholtzOperator<T>::smooth_measuring_residual(T** cur, T** other, const T
     return false;
   *residual_norm = std::sqrt(space_.sum_over_ranks(sum));
   return true;
+}
+
+template <typename T>
+bool HelmholtzOperator<T>::prolong_add_and_smooth(const T* coarse, const GridDesc& gc,
+                                                  const std::array<int, 3>& ratio, Prolongation p,
+                                                  T** cur, T** other, const T* f,
+                                                  const std::vector<double>& weights, int sweeps,
+                                                  bool reverse, BoundaryMode mode) const {
+  if (is_variable() || split_ || sweeps < 1) return false;
+  const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
+  if (smooths_deep(*cur, *other, f, sweeps)) {
+    const GridDesc& g = grid();
+    if (g.dims != 3 || deep_.extended.nx != g.nx || deep_.extended.ny != g.ny) return false;
+    deep_.fill(*cur);  // the uncorrected iterate's margins: the pass corrects them
+    const int offset = int(deep_.margins.before / std::size_t(g.stride_z()));
+    return on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
+      const bool done =
+          backend().prolong_add_sweeps(coarse, gc, ratio, p, a, b, fe, deep_.extended, c.data(),
+                                       sweeps, extended_faces(mode), offset);
+      // Whether a backend has the pass may differ between ranks (their extended grids differ),
+      // and the fallback's smoothing exchanges: where one rank has none, no rank takes its
+      // pass (the input is as it was: the pass wrote the other buffer only).
+      return space_.sum_over_ranks(done ? 0.0 : 1.0) == 0.0 && done;
+    });
+  }
+  if (exchange_) return false;
+  return backend().prolong_add_sweeps(coarse, gc, ratio, p, cur, other, f, grid(), c.data(), sweeps,
+                                      faces(mode), 0);
 }
 
 template <typename T>

@@ -144,6 +144,11 @@ class HelmholtzOperator {
   // f in the margins; x's values are left as they are) and returns true; false, nothing done,
   // where x has no margins or the operator no deep smoothing. Collective.
   bool fill_margins(const T* x) const;
+  // fill_for_interpolation() over the extended grid: x's margins filled (fill_margins), then
+  // the face ghosts of every plane, the margins' too, so that a finer level's deep pass can
+  // prolong x into its own margins (prolong_add_and_smooth). False, nothing done, where
+  // fill_margins() would be. Collective.
+  bool fill_margins_for_interpolation(T* x) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;
@@ -197,6 +202,18 @@ class HelmholtzOperator {
   // fill_margins); collective, the same answer on every rank.
   bool smooth_measuring_residual(T** cur, T** other, const T* f, const std::vector<double>& weights,
                                  int sweeps, BoundaryMode mode, double* residual_norm) const;
+  // prolong_add of the correction `coarse` (on gc, `ratio`; its ghosts filled for
+  // interpolation) into *cur, then smooth() (fused), in passes that never store the corrected
+  // iterate (Backend::prolong_add_sweeps, the same bits): *cur's values are left as they were.
+  // Deep smoothing: the pass on the extended grid corrects the margins too, from the coarse
+  // field's own margins (filled by the coarser operator's fill_margins_for_interpolation, deep
+  // enough for the margins' children); collective, the same answer on every rank. Returns
+  // false, having done nothing to the fields, where the backend has no such pass, and on other
+  // distributed grids and variable coefficients.
+  bool prolong_add_and_smooth(const T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
+                              Prolongation p, T** cur, T** other, const T* f,
+                              const std::vector<double>& weights, int sweeps, bool reverse,
+                              BoundaryMode mode) const;
   // ||f - A x|| over all cells (all ranks). `fused` and a constant operator without a split
   // exchange: the residual is never stored (Backend::stencil_square_sum); otherwise it is left
   // in `scratch`, a field of this grid.

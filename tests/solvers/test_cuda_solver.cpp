@@ -105,8 +105,9 @@ TEST(CudaSolver, AndersonMatchesCpuAndIsDeterministic) {
 // and measured without storing them (solver.multigrid.fused, the default) gives the bits of
 // one sweep at a time: V-cycles, mg-cg and FMG, float and double, 3D and 2D grids with
 // Dirichlet and Neumann faces and with a periodic pair (single sweeps). The large 3D grid is
-// above BackendOptions::fuse_min_cells, so its finest level runs fused passes, and its double
-// V-cycles check convergence inside the next cycle's first pass (Multigrid::begin_cycle); the
+// above BackendOptions::fuse_min_cells, so its finest level runs fused passes, its double
+// V-cycles check convergence inside the next cycle's first pass (Multigrid::begin_cycle) and
+// add the coarse correction inside the post-smoothing pass (Backend::prolong_add_sweeps); the
 // small ones are also checked against the CPU.
 TEST(CudaSolver, FusedMultigridIsBitwiseTheUnfusedCycle) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";

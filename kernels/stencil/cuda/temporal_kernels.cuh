@@ -38,6 +38,11 @@
 // Both designs apply the point update of stencil_point.cuh ("the point update every kernel
 // uses"), every rounding explicit: a pass gives the bits of K single steps of any rung
 // (tests/kernels/stencil/test_cuda_temporal.cpp checks it bit for bit).
+//
+// A multigrid visit's post-smoothing pass (rings, PROLONG) reads the iterate plus the coarse
+// correction's linear prolongation, added to each input plane as it enters the stages from
+// coarse planes staged in shared memory (ProlongTile), so that prolong_add's pass and the
+// corrected iterate's store and reload are not needed.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +55,8 @@ namespace heatsolve::cuda {
 
 template <typename T, int K, int BY, int RY, int VX>
 struct SourceRing;
+template <typename T, int K, int BY, int RY, int VX>
+struct ProlongTile;
 
 template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC>
 struct TemporalGeom {
@@ -62,8 +69,9 @@ struct TemporalGeom {
   static_assert(UY > 0, "y tile too short for K");
   static_assert(DIM == 3 || RY == 1, "2D threads own one row");
   static constexpr int HALO = DIM == 3 ? 2 * K * BY * 2 * WX : 0;  // values, then the source
-  static constexpr std::size_t shared_bytes() {
-    return sizeof(T) * (HALO + (SRC == kSourceStaged ? SourceRing<T, K, BY, RY, VX>::SIZE : 0));
+  static constexpr std::size_t shared_bytes(bool prolong = false) {
+    return sizeof(T) * (HALO + (SRC == kSourceStaged ? SourceRing<T, K, BY, RY, VX>::SIZE : 0) +
+                        (prolong ? ProlongTile<T, K, BY, RY, VX>::SIZE : 0));
   }
 };
 
@@ -259,6 +267,85 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
   }
 }
 
+// A pass whose input is the iterate plus a coarse-grid correction (a multigrid visit's
+// post-smoothing, Backend::prolong_add_sweeps): the coarse field's cell (0, 0, 0), strides and
+// interior rows and columns; the pass's plane p is the child of coarse plane (p - offset) / 2
+// (rounded down; a deep-halo pass's margin planes lie over the coarse field's margins), rows
+// and columns twice the coarse ones (3D). Null: the input is u alone.
+template <typename T>
+struct ProlongRef {
+  const T* coarse = nullptr;
+  long long sy = 0, sz = 0;
+  int nx = 0, ny = 0;
+  int offset = 0;
+};
+
+// The coarse correction under a block's tile, plane by plane in shared memory: a ring of
+// SLOTS planes of CW x CH values (the tile's coarse columns and rows, one more on each side
+// for the neighbours), copied by cp.async three iterations ahead of the plane that first needs
+// them, so that adding the correction waits on no load (loads issued as each plane enters the
+// pass leave it waiting on them). Iteration q reads coarse planes K - 1 .. K + 1 (K the parent
+// of plane q) and copies up to K + 3.
+template <typename T, int K, int BY, int RY, int VX>
+struct ProlongTile {
+  static constexpr int WX = 32 * VX, EY = BY * RY;
+  static constexpr int CW = WX / 2 + 3, CH = EY / 2 + 3, PLANE = CW * CH;
+  static constexpr int SLOTS = 6;
+  static constexpr int SIZE = SLOTS * PLANE;
+
+  T* ring;
+  int cx0, cy0;    // the tile's first coarse column and row (before the clamp)
+  int klo, khi;    // the coarse planes the pass's planes reach
+  int copied = 0;  // the last plane copied (block-uniform)
+  // Plane P's slot; planes lie above -SLOTS * 64.
+  __device__ __forceinline__ T* slot(int P) const {
+    return ring + unsigned(P + SLOTS * 64) % SLOTS * PLANE;
+  }
+  // Copies coarse planes up to `upto` (clamped to the reached ones) not yet copied: each
+  // thread a share of each plane's cells, rows and columns clamped into the coarse field with
+  // its ghosts (a clamped value lands where no cell inside the grid reads it).
+  __device__ __forceinline__ void copy_upto(int upto, const ProlongRef<T>& pr) {
+    upto = min(upto, khi);
+    for (; copied < upto;) {
+      const int P = ++copied;
+      T* const dst = slot(P);
+      const T* const src = pr.coarse + P * pr.sz;
+      for (int t = threadIdx.y * 32 + threadIdx.x; t < PLANE; t += 32 * BY) {
+        const int gx = min(max(cx0 + t % CW, -1), pr.nx);
+        const int gy = min(max(cy0 + t / CW, -1), pr.ny);
+        cp_async<sizeof(T)>(shared_address(dst + t), src + gy * pr.sy + gx);
+      }
+    }
+  }
+  // X (this thread's cells of pass plane p, columns col and rows row inside the grid) += the
+  // linear prolongation of the correction: prolong_add_kernel's arithmetic in its order (the
+  // parent plus a quarter of the difference to the parent's neighbour on the child's side, x,
+  // then y, then z; unfused, then added to the cell in double), so the bits of prolong_add
+  // followed by the pass.
+  template <int R, int V>
+  __device__ __forceinline__ void add(T (&X)[R][V], const int (&col)[V], const int (&row)[R], int p,
+                                      int offset) const {
+    const int kc = p - offset;  // may be negative: >> and & act on two's complement
+    const T* const parents = slot(kc >> 1);
+    const T* const zn = slot((kc >> 1) + ((kc & 1) ? 1 : -1));
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int at_row = ((row[r] >> 1) - cy0) * CW;
+      const int dy = (row[r] & 1) ? CW : -CW;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int at = at_row + (col[v] >> 1) - cx0;
+        const double parent = double(parents[at]);
+        const auto quarter = [&](T c) { return __dmul_rn(0.25, __dsub_rn(double(c), parent)); };
+        double c = __dadd_rn(parent, quarter(parents[at + ((col[v] & 1) ? 1 : -1)]));
+        c = __dadd_rn(c, quarter(parents[at + dy]));
+        c = __dadd_rn(c, quarter(zn[at]));
+        X[r][v] = static_cast<T>(__dadd_rn(double(X[r][v]), c));
+      }
+    }
+  }
+};
+
 // Block: 32 x BY threads. 3D: one x-y tile per block (UX x UY useful cells), warps stacked in
 // y. 2D: each warp is its own x tile (no barrier; shared memory only for the source).
 // blockIdx.z: chunk of `chunk` output planes along the stream axis, the chunks tiling the
@@ -268,13 +355,15 @@ __device__ __forceinline__ void with_substep_path(bool stream, bool xface, bool 
 // residual of the input (PassNorm): each cell once, by the block that stores it, in the chunk
 // that stores its plane, so the input is read once for the sweeps and the convergence check.
 // MINB: resident blocks per SM the instance is compiled for (TemporalPolicy::norm_blocks; 0:
-// ptxas's choice).
+// ptxas's choice). PROLONG (3D): the input is u + the prolonged coarse correction `pr`
+// (add_prolonged), added as each plane enters the stages.
 template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC, bool NORM = false,
-          int MINB = 0>
+          int MINB = 0, bool PROLONG = false>
 __global__ void __launch_bounds__(32 * BY, MINB)
     temporal_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, StreamGeom g,
-                    PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1,
-                    PassNorm<T> norm) {
+                    PassCoeffs<T> c, GhostRules<T> gr, int chunk, int p0, int p1, PassNorm<T> norm,
+                    ProlongRef<T> pr = {}) {
+  static_assert(!PROLONG || DIM == 3, "the prolonged input is 3D");
   static_assert(K <= PassCoeffs<T>::kMaxSteps, "more sub-steps than PassCoeffs holds");
   using G = TemporalGeom<T, DIM, K, BY, RY, VX, SRC>;
   constexpr bool SOURCE = SRC != kSourceNone, RING = SRC == kSourceStaged;
@@ -316,8 +405,12 @@ __global__ void __launch_bounds__(32 * BY, MINB)
   }
 #pragma unroll
   for (int v = 0; v < VX; ++v) colc[v] = min(max(xcol[v], 0), nx - 1);
+  int rowc[RY];  // clamped rows (PROLONG)
 #pragma unroll
-  for (int r = 0; r < RY; ++r) roff[r] = int(g.sy) * min(max(yrow[r], 0), ny - 1);
+  for (int r = 0; r < RY; ++r) {
+    rowc[r] = min(max(yrow[r], 0), ny - 1);
+    roff[r] = int(g.sy) * rowc[r];
+  }
   const T* __restrict__ u0p = u + g.origin;
   // Stores: the cells a thread stores lie inside the grid, where the clamps above change
   // nothing, so cell (r, v) is at first_cell + r * sy + v; one bit per stored cell. Per-cell
@@ -365,6 +458,26 @@ __global__ void __launch_bounds__(32 * BY, MINB)
         PF[r][v] = __ldg(f.plane + (g.origin - g.ss) + roff[r] + colc[v]);
   }
 
+  // PROLONG: the coarse planes of iterations q0 .. q0 + 2, seen by every thread before the
+  // first; the planes the pass reaches: those of its first and last planes, and their z
+  // neighbours on the children's sides.
+  using Tile = ProlongTile<T, K, BY, RY, VX>;
+  const auto coarse_parent = [&](int q) { return (min(q, ns - 1) - pr.offset) >> 1; };
+  Tile ptile{};
+  if constexpr (PROLONG) {
+    ptile.ring = sh + G::HALO + (RING ? Source::SIZE : 0);
+    ptile.cx0 = ((xt - K) >> 1) - 1;
+    ptile.cy0 = ((yt - K) >> 1) - 1;
+    const int first = -pr.offset, last = ns - 1 - pr.offset;
+    ptile.klo = (first >> 1) - ((first & 1) ? 0 : 1);
+    ptile.khi = (last >> 1) + ((last & 1) ? 1 : 0);
+    ptile.copied = max(coarse_parent(q0) - 1, ptile.klo) - 1;
+    ptile.copy_upto(coarse_parent(q0 + 2) + 1, pr);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+
   // Stage rings: Ms[s] = stage s at plane q-s-1, Cs[s] = at q-s (before iteration q's
   // update of stage s+1). Stage 0 is the input.
   T Ms[K][RY][VX], Cs[K][RY][VX], in[RY][VX];
@@ -393,6 +506,9 @@ __global__ void __launch_bounds__(32 * BY, MINB)
     for (int r = 0; r < RY; ++r)
 #pragma unroll
       for (int v = 0; v < VX; ++v) N[r][v] = in[r][v];
+    // The input plane q (clamped, as loaded), corrected here rather than at its load, so that
+    // the prefetch below stays in flight during the sub-steps.
+    if constexpr (PROLONG) ptile.add(N, colc, rowc, min(q, ns - 1), pr.offset);
     if (q + 1 <= q1) {  // prefetch the next input plane (clamped: planes past ns are unused)
       // One 64-bit plane base, 32-bit in-plane offsets (one IMAD.WIDE per address).
       const T* __restrict__ src = u0p + g.ss * min(q + 1, ns - 1);
@@ -400,6 +516,15 @@ __global__ void __launch_bounds__(32 * BY, MINB)
       for (int r = 0; r < RY; ++r)
 #pragma unroll
         for (int v = 0; v < VX; ++v) in[r][v] = __ldg(src + (roff[r] + colc[v]));
+    }
+    if constexpr (PROLONG) {
+      // Iteration q + 3's planes, in this iteration's group: waited for two iterations on, seen
+      // by every thread past that iteration's barrier.
+      ptile.copy_upto(coarse_parent(q + 3) + 1, pr);
+      if constexpr (!RING) {
+        cp_async_commit();
+        cp_async_wait<2>();
+      }
     }
     if constexpr (RING) {
       stage_source(q + 1);
@@ -472,7 +597,7 @@ __global__ void __launch_bounds__(32 * BY, MINB)
     }
     if constexpr (DIM == 3) __syncthreads();
   }
-  if constexpr (RING) cp_async_wait<0>();  // no copy outlives the block
+  if constexpr (RING || PROLONG) cp_async_wait<0>();  // no copy outlives the block
   if constexpr (NORM) store_warp_norm<BY>(norm_acc, norm.partials);
 }
 

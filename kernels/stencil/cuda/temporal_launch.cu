@@ -41,6 +41,8 @@ struct TArgs {
   const StencilCoeffs<T>* rc = nullptr;
   ReductionWorkspace* ws = nullptr;
   int norm_lo = 0, norm_hi = 0;  // the planes it measures
+  // A pass whose input is u plus a prolonged coarse correction (launch_temporal_prolonged).
+  ProlongRef<T> prolong{};
 };
 
 // Row I of kTemporalPolicies as a type: the launchers are templates on precision + policy.
@@ -66,10 +68,23 @@ constexpr bool has_norm_instance(std::size_t i, int bytes) {
   return true;
 }
 
+// Rows with an instance whose input is the iterate plus a prolonged coarse correction
+// (launch_temporal_prolonged): those of has_norm_instance that name their blocks per SM, the
+// multigrid smoother's own pass (without the bound, ptxas takes more registers than two blocks
+// of the pass leave).
+constexpr bool has_prolong_instance(std::size_t i, int bytes) {
+  return has_norm_instance(i, bytes) && kTemporalPolicies[i].norm_blocks > 0;
+}
+
 // Row P's instance that also measures its input's residual, with source form SRC.
 template <typename T, class P, int SRC>
 constexpr auto norm_instance = temporal_kernel<T, P::dims, P::shape.k, P::shape.by, P::shape.ry,
                                                P::shape.vx, SRC, true, P::policy.norm_blocks>;
+// Row P's instance that adds a prolonged coarse correction to its input.
+template <typename T, class P, int SRC>
+constexpr auto prolong_instance =
+    temporal_kernel<T, P::dims, P::shape.k, P::shape.by, P::shape.ry, P::shape.vx, SRC, false,
+                    P::policy.norm_blocks, true>;
 
 template <typename T, class P, int SRC, std::size_t I>
 void launch_one(const TArgs<T>& a) {
@@ -98,10 +113,17 @@ void launch_one(const TArgs<T>& a) {
   }();
   // Also raises the instance's shared memory limit where it needs more than 48 KB. A pass that
   // measures the residual is chunked for its own instance's blocks per SM.
+  // A pass that adds a prolonged correction also holds its coarse planes (ProlongTile).
   const void* launched = reinterpret_cast<const void*>(kern);
+  std::size_t launched_smem = smem;
   if constexpr (!partial && has_norm_instance(I, int(sizeof(T))))
     if (a.ws) launched = reinterpret_cast<const void*>(norm_instance<T, P, SRC>);
-  const int per_sm = resident_blocks_per_sm(launched, 32 * BY, smem);
+  if constexpr (!partial && has_prolong_instance(I, int(sizeof(T))))
+    if (a.prolong.coarse) {
+      launched = reinterpret_cast<const void*>(prolong_instance<T, P, SRC>);
+      launched_smem = G::shared_bytes(true);
+    }
+  const int per_sm = resident_blocks_per_sm(launched, 32 * BY, launched_smem);
   int chunk = a.chunk;
   const int planes = a.p1 - a.p0;
   if (chunk <= 0) chunk = temporal_chunk(K, tx * ty, planes, per_sm * current_sm_count());
@@ -124,6 +146,14 @@ void launch_one(const TArgs<T>& a) {
       kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
                                                    a.p1, xshift, vec);
     }
+  } else if (a.prolong.coarse) {
+    if constexpr (has_prolong_instance(I, int(sizeof(T)))) {
+      prolong_instance<T, P, SRC><<<grid, dim3(32, BY), launched_smem, a.stream>>>(
+          a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0, a.p1, PassNorm<T>{}, a.prolong);
+    } else {
+      throw BackendError("temporal blocking: shape " + P::shape.str() +
+                         " has no instance that adds a prolonged correction");
+    }
   } else if (a.ws) {
     if constexpr (has_norm_instance(I, int(sizeof(T)))) {
       // Per-warp partials, then their sum in a fixed order (the reductions' final kernel).
@@ -132,7 +162,7 @@ void launch_one(const TArgs<T>& a) {
       a.ws->reserve(count * sizeof(double));
       PassNorm<T> norm{*a.rc, static_cast<double*>(a.ws->partials(0)), a.norm_lo, a.norm_hi};
       with_norm<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk,
-                                                        a.p0, a.p1, norm);
+                                                        a.p0, a.p1, norm, ProlongRef<T>{});
       CUDA_CHECK_LAUNCH();
       constexpr int B = 256;
       detail::reduce_final<B, detail::SumOp, double, double>
@@ -143,7 +173,7 @@ void launch_one(const TArgs<T>& a) {
     }
   } else {
     kern<<<grid, dim3(32, BY), smem, a.stream>>>(a.u, a.out, a.f, s, a.c, a.rules, chunk, a.p0,
-                                                 a.p1, PassNorm<T>{});
+                                                 a.p1, PassNorm<T>{}, ProlongRef<T>{});
   }
   CUDA_CHECK_LAUNCH();
 }
@@ -205,34 +235,49 @@ TemporalShape temporal_default_shape(int dims, int k) {
 namespace {
 
 template <typename T, std::size_t I>
-void load_norm_row() {
+void load_multigrid_row() {
+  using P = PolicyRow<I>;
+  cudaFuncAttributes attr{};
   if constexpr (has_norm_instance(I, int(sizeof(T)))) {
-    using P = PolicyRow<I>;
-    cudaFuncAttributes attr{};
     CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceNone>));
     CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceStaged>));
     CUDA_CHECK(cudaFuncGetAttributes(&attr, norm_instance<T, P, kSourceGenerated>));
   }
+  if constexpr (has_prolong_instance(I, int(sizeof(T)))) {
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, prolong_instance<T, P, kSourceNone>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, prolong_instance<T, P, kSourceStaged>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, prolong_instance<T, P, kSourceGenerated>));
+  }
 }
 
 template <typename T, std::size_t... I>
-void load_norm_rows(std::index_sequence<I...>) {
-  (load_norm_row<T, I>(), ...);
+void load_multigrid_rows(std::index_sequence<I...>) {
+  (load_multigrid_row<T, I>(), ...);
+}
+
+// Whether the row that runs `shape` passes `has`.
+template <typename T>
+bool row_has(const TemporalShape& shape, int dims, bool (*has)(std::size_t, int)) {
+  for (std::size_t i = 0; i < kTemporalPolicyCount; ++i)
+    if (kTemporalPolicies[i].runs(dims, int(sizeof(T)), shape)) return has(i, int(sizeof(T)));
+  return false;
 }
 
 }  // namespace
 
 template <typename T>
-void load_temporal_norm_kernels() {
-  load_norm_rows<T>(std::make_index_sequence<kTemporalPolicyCount>{});
+void load_temporal_multigrid_kernels() {
+  load_multigrid_rows<T>(std::make_index_sequence<kTemporalPolicyCount>{});
 }
 
 template <typename T>
 bool temporal_norm_compiled(const TemporalShape& shape, int dims) {
-  for (std::size_t i = 0; i < kTemporalPolicyCount; ++i)
-    if (kTemporalPolicies[i].runs(dims, int(sizeof(T)), shape))
-      return has_norm_instance(i, int(sizeof(T)));
-  return false;
+  return row_has<T>(shape, dims, has_norm_instance);
+}
+
+template <typename T>
+bool temporal_prolong_compiled(const TemporalShape& shape, int dims) {
+  return row_has<T>(shape, dims, has_prolong_instance);
 }
 
 namespace {
@@ -248,18 +293,31 @@ void launch_pass(const TemporalShape& shape, const TArgs<T>& a) {
 
 }  // namespace
 
+namespace {
+
+// The arguments of a rings pass over all planes that does more than sweep (`what`: measure the
+// residual, add a correction), after checking that it can.
+template <typename T>
+TArgs<T> whole_rings_pass(const char* what, const TemporalShape& shape, const T* u, T* out,
+                          const SourceRef<T>& f, const GridDesc& g, const PassCoeffs<T>& c,
+                          const BoundaryFaces& bc, cudaStream_t stream) {
+  if (!temporal_supported(g, bc))
+    throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
+  if (shape.memory_only || shape.design != TemporalDesign::Rings)
+    throw BackendError(std::string("temporal blocking: ") + what + " by rings passes only");
+  return TArgs<T>{u,     out,   f, g, c, ghost_rules<T>(g, bc), shape.chunk, 0, stream_geom(g).ns,
+                  false, stream};
+}
+
+}  // namespace
+
 template <typename T>
 double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                             const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                             const StencilCoeffs<T>& rc, ReductionWorkspace& ws, cudaStream_t stream,
                             PlaneRange measured) {
   if (g.interior_size() == 0) return 0.0;
-  if (!temporal_supported(g, bc))
-    throw BackendError("temporal blocking needs Dirichlet or Neumann faces");
-  if (shape.memory_only || shape.design != TemporalDesign::Rings)
-    throw BackendError("temporal blocking: the residual is measured by rings passes only");
-  TArgs<T> a{u,     out,   f, g, c, ghost_rules<T>(g, bc), shape.chunk, 0, stream_geom(g).ns,
-             false, stream};
+  TArgs<T> a = whole_rings_pass("the residual is measured", shape, u, out, f, g, c, bc, stream);
   a.rc = &rc;
   a.ws = &ws;
   a.norm_lo = std::max(measured.lo, 0);
@@ -286,6 +344,28 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
 }
 
 template <typename T>
+void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, const GridDesc& gc,
+                               const T* u, T* out, const SourceRef<T>& f, const GridDesc& g,
+                               const PassCoeffs<T>& c, const BoundaryFaces& bc, int offset,
+                               cudaStream_t stream) {
+  if (g.interior_size() == 0) return;
+  if (g.dims != 3 || gc.dims != 3 || g.nx != 2 * gc.nx || g.ny != 2 * gc.ny || offset < 0 ||
+      offset + 2 * gc.nz > g.nz)
+    throw BackendError(
+        "temporal blocking: a prolonged correction needs a 3D coarse grid of half "
+        "the fine one's rows and columns whose planes' children lie in it");
+  TArgs<T> a =
+      whole_rings_pass("a prolonged correction is added", shape, u, out, f, g, c, bc, stream);
+  a.prolong = {coarse + gc.index(0, 0, 0),
+               static_cast<long long>(gc.stride_y()),
+               static_cast<long long>(gc.stride_z()),
+               gc.nx,
+               gc.ny,
+               offset};
+  launch_pass<T>(shape, a);
+}
+
+template <typename T>
 void launch_temporal(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                      const GridDesc& g, const StencilCoeffs<T>& c, const BoundaryFaces& bc,
                      cudaStream_t stream, PlaneRange planes) {
@@ -303,7 +383,11 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
                                    const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&,    \
                                    cudaStream_t, PlaneRange);                                      \
   template bool temporal_norm_compiled<T>(const TemporalShape&, int);                              \
-  template void load_temporal_norm_kernels<T>();                                                   \
+  template bool temporal_prolong_compiled<T>(const TemporalShape&, int);                           \
+  template void load_temporal_multigrid_kernels<T>();                                              \
+  template void launch_temporal_prolonged<T>(                                                      \
+      const TemporalShape&, const T*, const GridDesc&, const T*, T*, const SourceRef<T>&,          \
+      const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&, int, cudaStream_t);             \
   template double launch_temporal_norm<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&, \
                                           const GridDesc&, const PassCoeffs<T>&,                   \
                                           const BoundaryFaces&, const StencilCoeffs<T>&,           \

@@ -59,14 +59,30 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
 // temporal_norm_compiled() is true (3D rings defaults, k <= 4); BackendError otherwise.
 template <typename T>
 bool temporal_norm_compiled(const TemporalShape& shape, int dims);
-// Loads the instances of launch_temporal_norm (lazy module loading loads a kernel at its first
-// launch otherwise: inside a solve's first cycle).
+// Loads the instances of launch_temporal_norm and launch_temporal_prolonged (lazy module loading
+// loads a kernel at its first launch otherwise: inside a solve's first cycle).
 template <typename T>
-void load_temporal_norm_kernels();
+void load_temporal_multigrid_kernels();
 template <typename T>
 double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, const SourceRef<T>& f,
                             const GridDesc& g, const PassCoeffs<T>& c, const BoundaryFaces& bc,
                             const StencilCoeffs<T>& rc, ReductionWorkspace& ws, cudaStream_t stream,
                             PlaneRange measured = {});
+
+// One pass as launch_temporal's (all planes) whose input is u + P coarse: the linear prolongation
+// of the coarse correction `coarse` (on gc, half of g's rows and columns, 3D; its face ghosts
+// filled) added to each plane as it enters the pass, as prolong_add adds it (the same bits as
+// prolong_add followed by the pass) without storing the sum; u is left as it was. g's plane
+// `offset` is the first child of gc's plane 0 (a deep-halo pass: its margin planes are the
+// children of the coarse field's margins, whose values and ghosts are then filled). Shapes for
+// which temporal_prolong_compiled() is true (the 3D rings row a multigrid smoother runs, with
+// its blocks per SM named); BackendError otherwise.
+template <typename T>
+bool temporal_prolong_compiled(const TemporalShape& shape, int dims);
+template <typename T>
+void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, const GridDesc& gc,
+                               const T* u, T* out, const SourceRef<T>& f, const GridDesc& g,
+                               const PassCoeffs<T>& c, const BoundaryFaces& bc, int offset,
+                               cudaStream_t stream);
 
 }  // namespace heatsolve::cuda

@@ -17,6 +17,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "kernels/stencil/separable_fill.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.hpp"
@@ -364,6 +365,27 @@ TEST(CudaTemporal, BackendStepsDouble) {
   check_backend<double>();
 }
 
+// n weighted-Jacobi sweeps for -lap u = f on g, sweep s with the weight w0 + dw s (a distinct
+// weight per sweep, as a Chebyshev smoother's).
+template <typename T>
+std::vector<StencilCoeffs<T>> weighted_jacobi_sweeps(const GridDesc& g, int n, double w0,
+                                                     double dw) {
+  const double ix = 1 / (g.hx * g.hx), iy = 1 / (g.hy * g.hy);
+  const double iz = g.dims == 3 ? 1 / (g.hz * g.hz) : 0.0, diag = 2 * (ix + iy + iz);
+  std::vector<StencilCoeffs<T>> cs;
+  for (int s = 0; s < n; ++s) {
+    const double w = w0 + dw * s;
+    StencilCoeffs<T> c;
+    c.center = T(1 - w);
+    c.cx = T(w * ix / diag);
+    c.cy = T(w * iy / diag);
+    c.cz = T(w * iz / diag);
+    c.source = T(w / diag);
+    cs.push_back(c);
+  }
+  return cs;
+}
+
 // Backend::stencil_sweeps (the multigrid smoother): n sweeps, each with its own weighted-Jacobi
 // coefficients (Chebyshev weights), fused into passes of the compiled k whatever the kernel
 // option, against n single sweeps (stencil_with_boundary) with the same coefficients, bit for
@@ -381,19 +403,9 @@ void check_sweeps() {
           o.fuse_min_cells = 0;  // these grids are below the default
           auto dev = make_backend<T>(BackendKind::Cuda, o);
           dev->prepare(g);
+          const std::vector<StencilCoeffs<T>> cs = weighted_jacobi_sweeps<T>(g, n, 0.6, 0.23);
           const double ix = 1 / (g.hx * g.hx), iy = 1 / (g.hy * g.hy);
           const double iz = dims == 3 ? 1 / (g.hz * g.hz) : 0.0, diag = 2 * (ix + iy + iz);
-          std::vector<StencilCoeffs<T>> cs;
-          for (int s = 0; s < n; ++s) {
-            const double w = 0.6 + 0.23 * s;  // a distinct weight per sweep
-            StencilCoeffs<T> c;
-            c.center = T(1 - w);
-            c.cx = T(w * ix / diag);
-            c.cy = T(w * iy / diag);
-            c.cz = T(w * iz / diag);
-            c.source = T(w / diag);
-            cs.push_back(c);
-          }
           const std::size_t np = g.padded_size();
           const std::vector<T> u0 = random_field<T>(np, 31 + n), f0 = random_field<T>(np, 32 + n);
           auto a = dev->allocate(np), b = dev->allocate(np), fa = dev->allocate(np);
@@ -478,6 +490,124 @@ TEST(CudaTemporal, BackendSweepsWithTheirOwnWeightsFloat) {
 }
 TEST(CudaTemporal, BackendSweepsWithTheirOwnWeightsDouble) {
   check_sweeps<double>();
+}
+
+// Backend::prolong_add_sweeps (a multigrid visit's post-smoothing): the coarse correction
+// added as the pass reads the iterate gives the bits of prolong_add followed by the sweeps,
+// with a stored, a generated and no source; the input is left as it was. With an offset (a
+// deep-halo pass on a block's extended grid, whose margin planes lie over the coarse field's
+// margins), odd and even: the fine grid is a view from plane `offset % 2` of a grid twice the
+// coarse one, the coarse block a view from the coarse plane its children start at. The pass
+// exists for 3D double k = 3 (the multigrid smoother's row), Dirichlet/Neumann faces and
+// linear prolongation; elsewhere nothing is done and false returned.
+template <typename T>
+void check_prolonged_sweeps() {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
+  const int sizes[][3] = {{64, 30, 18}, {38, 46, 22}};
+  for (const auto& sz : sizes)
+    for (const Case& bc : cases())
+      for (int n : {2, 3}) {
+        GridDesc g;
+        g.dims = 3;
+        g.nx = sz[0], g.ny = sz[1], g.nz = sz[2];
+        g.hx = 1.0 / g.nx, g.hy = 1.3 / g.ny, g.hz = 0.8 / g.nz;
+        GridDesc gc = g;
+        gc.nx = g.nx / 2, gc.ny = g.ny / 2, gc.nz = g.nz / 2;
+        gc.hx = 2 * g.hx, gc.hy = 2 * g.hy, gc.hz = 2 * g.hz;
+        SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                     std::to_string(g.nz) + " " + bc.name + " n=" + std::to_string(n));
+        BackendOptions o;
+        o.fuse_min_cells = 0;
+        auto dev = make_backend<T>(BackendKind::Cuda, o);
+        dev->prepare(g);
+        const std::vector<StencilCoeffs<T>> cs = weighted_jacobi_sweeps<T>(g, n, 0.7, 0.19);
+        const std::size_t np = g.padded_size();
+        const std::vector<T> u0 = random_field<T>(np, 41),
+                             e0 = random_field<T>(gc.padded_size(), 42);
+        SeparableSource<T> form;
+        form.offset = T(0.2);
+        form.scale = T(-1.3);
+        form.plane = random_field<T>(std::size_t(g.stride_z()), 43);
+        form.column = random_field<T>(std::size_t(g.nz), 44);
+        std::vector<T> f0(np, T(0));
+        fill_separable_interior(f0.data(), g, form.offset, form.scale, form.plane.data(),
+                                form.column.data());
+        auto a = dev->allocate(np), b = dev->allocate(np), fs = dev->allocate(np);
+        auto fg = dev->allocate(np), e = dev->allocate(gc.padded_size());
+        fs->copy_from_host(f0.data());
+        fg->copy_from_host(f0.data());
+        dev->describe_source(fg->data(), g, &form);
+        e->copy_from_host(e0.data());
+        const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+        bool has_pass = std::is_same_v<T, double> && n == 3;
+        for (int face = 0; face < 6; ++face)
+          has_pass = has_pass && bc.faces[face].type != BoundaryType::Periodic;
+        for (int offset : {0, 3, 4}) {
+          const int shift = offset % 2, first = (offset + shift) / 2;
+          const std::ptrdiff_t fine_at = shift * g.stride_z(), coarse_at = first * gc.stride_z();
+          GridDesc view = g, block = gc;
+          view.nz -= shift;
+          block.nz -= first;
+          // The view's cells from the buffer holding `at`.
+          const auto host = [&](const T* at) {
+            std::vector<T> v(np);
+            (at == a->data() + fine_at ? a : b)->copy_to_host(v.data());
+            return std::vector<T>(v.begin() + fine_at, v.end());
+          };
+          const std::vector<T> u0_view(u0.begin() + fine_at, u0.end());
+          for (const char* source : {"stored", "generated", "none"}) {
+            if (offset != 0 && source[0] == 'g') continue;  // described on g only
+            SCOPED_TRACE(std::string(source) + " offset " + std::to_string(offset));
+            const T* f = source[0] == 's'   ? fs->data() + fine_at
+                         : source[0] == 'g' ? fg->data()
+                                            : nullptr;
+            a->copy_from_host(u0.data());
+            dev->prolong_add(e->data(), gc, a->data(), g, {2, 2, 2}, Prolongation::Linear);
+            T* cur = a->data() + fine_at;
+            T* other = b->data() + fine_at;
+            dev->stencil_sweeps(&cur, &other, f, view, cs.data(), n, bc.faces);
+            const std::vector<T> want = host(cur);
+            a->copy_from_host(u0.data());
+            b->copy_from_host(poison.data());
+            cur = a->data() + fine_at;
+            other = b->data() + fine_at;
+            const bool fused = dev->prolong_add_sweeps(e->data() + coarse_at, block, {2, 2, 2},
+                                                       Prolongation::Linear, &cur, &other, f, view,
+                                                       cs.data(), n, bc.faces, offset);
+            EXPECT_EQ(fused, has_pass);
+            if (!fused) {
+              EXPECT_EQ(cur, a->data() + fine_at) << "nothing is done where there is no such pass";
+              EXPECT_EQ(compare(host(a->data() + fine_at), u0_view, view).differing, 0);
+              continue;
+            }
+            EXPECT_EQ(cur, b->data() + fine_at) << "the iterate moves to the other buffer";
+            const Diff d = compare(host(cur), want, view);
+            EXPECT_EQ(d.differing, 0) << "worst at " << d.where << " (rel " << d.rel << ")";
+            const Diff din = compare(host(a->data() + fine_at), u0_view, view);
+            EXPECT_EQ(din.differing, 0) << "the input changed at " << din.where;
+          }
+        }
+        // Constant prolongation, a grid not twice the coarse one, children past the fine grid:
+        // no such pass.
+        T* cur = a->data();
+        T* other = b->data();
+        EXPECT_FALSE(dev->prolong_add_sweeps(e->data(), gc, {2, 2, 2}, Prolongation::Constant, &cur,
+                                             &other, fs->data(), g, cs.data(), n, bc.faces, 0));
+        GridDesc odd = gc;
+        odd.nx -= 1;
+        EXPECT_FALSE(dev->prolong_add_sweeps(e->data(), odd, {2, 2, 2}, Prolongation::Linear, &cur,
+                                             &other, fs->data(), g, cs.data(), n, bc.faces, 0));
+        EXPECT_FALSE(dev->prolong_add_sweeps(e->data(), gc, {2, 2, 2}, Prolongation::Linear, &cur,
+                                             &other, fs->data(), g, cs.data(), n, bc.faces, 1));
+        EXPECT_EQ(cur, a->data());
+      }
+}
+
+TEST(CudaTemporal, ProlongedSweepsAreProlongAddThenSweepsDouble) {
+  check_prolonged_sweeps<double>();
+}
+TEST(CudaTemporal, ProlongedSweepsAreDeclinedInFloat) {
+  check_prolonged_sweeps<float>();
 }
 
 // A deck's time_block is the k the backend reports and runs; `auto` (0) times the compiled k.
