@@ -313,9 +313,12 @@ class Backend {
     (void)c, (void)n, (void)bc, (void)offset;
     return false;
   }
-  // False where prolong_add_sweeps() never runs a pass, so that callers need not prepare its
-  // input (a deep-halo level's coarse margins).
-  virtual bool prolongs_in_sweeps() const { return false; }
+  // False where prolong_add_sweeps() never runs a pass of n sweeps on a `dims`-D grid, so that
+  // callers need not prepare its input (a deep-halo level's coarse margins). Default: false.
+  virtual bool prolongs_in_sweeps(int dims, int n) const {
+    (void)dims, (void)n;
+    return false;
+  }
   // fine = P coarse on the interior of gf (writes, where prolong_add adds): full multigrid's
   // interpolation of a coarse solution. Constant and Linear as prolong_add; Cubic: per
   // halved axis the 4-point Lagrange interpolant at the child's centre (the nodes -2..1 around

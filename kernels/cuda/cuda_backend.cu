@@ -245,22 +245,23 @@ class CudaBackend final : public Backend<T> {
     return true;
   }
 
-  bool prolongs_in_sweeps() const override { return true; }
+  bool prolongs_in_sweeps(int dims, int n) const override {
+    const std::vector<int>& ks = temporal_steps<T>(dims);
+    return dims == 3 && std::find(ks.begin(), ks.end(), n) != ks.end() &&
+           temporal_prolong_compiled<T>(temporal_default_shape<T>(dims, n), dims);
+  }
   // One pass of k = n sweeps where the row a multigrid smoother runs has the instance (linear
   // prolongation, every axis halved); any other case: false.
   bool prolong_add_sweeps(const T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
                           Prolongation p, T** cur, T** other, const T* f, const GridDesc& g,
                           const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
                           int offset) override {
-    const std::vector<int>& ks = temporal_steps<T>(g.dims);
-    if (p != Prolongation::Linear || ratio != std::array<int, 3>{2, 2, 2} || g.dims != 3 ||
-        !fuses(g, n, bc) || std::find(ks.begin(), ks.end(), n) == ks.end() || g.nx != 2 * gc.nx ||
+    if (p != Prolongation::Linear || ratio != std::array<int, 3>{2, 2, 2} ||
+        !prolongs_in_sweeps(g.dims, n) || !fuses(g, n, bc) || g.nx != 2 * gc.nx ||
         g.ny != 2 * gc.ny || offset < 0 || offset + 2 * gc.nz > g.nz)
       return false;
-    const TemporalShape shape = temporal_default_shape<T>(g.dims, n);
-    if (!temporal_prolong_compiled<T>(shape, g.dims)) return false;
-    launch_temporal_prolonged<T>(shape, coarse, gc, *cur, *other, source_ref(f, g), g,
-                                 pass_coeffs(c, n), bc, offset, stream_);
+    launch_temporal_prolonged<T>(temporal_default_shape<T>(g.dims, n), coarse, gc, *cur, *other,
+                                 source_ref(f, g), g, pass_coeffs(c, n), bc, offset, stream_);
     std::swap(*cur, *other);
     return true;
   }

@@ -426,7 +426,8 @@ bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, co
   const HelmholtzOperator<T>& cop = levels_[l + 1].op;
   const int sweeps = settings_.post_sweeps;
   const bool in_pass = (l > 0 || smooth_finest_) && settings_.fused && !small_[l] && sweeps > 0 &&
-                       op.backend().prolongs_in_sweeps();
+                       settings_.prolongation == Prolongation::Linear &&
+                       op.backend().prolongs_in_sweeps(grid(l).dims, sweeps);
   PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
   if (in_pass && op.smooths_deep(cur, other, f, sweeps)) {
     // The fine margins' planes are children of the coarse planes past the block: M fine planes

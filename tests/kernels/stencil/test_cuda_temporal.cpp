@@ -540,6 +540,8 @@ void check_prolonged_sweeps() {
         e->copy_from_host(e0.data());
         const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
         bool has_pass = std::is_same_v<T, double> && n == 3;
+        EXPECT_EQ(dev->prolongs_in_sweeps(3, n), has_pass);
+        EXPECT_FALSE(dev->prolongs_in_sweeps(2, n));
         for (int face = 0; face < 6; ++face)
           has_pass = has_pass && bc.faces[face].type != BoundaryType::Periodic;
         for (int offset : {0, 3, 4}) {
