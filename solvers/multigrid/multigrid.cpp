@@ -437,8 +437,7 @@ bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, co
     const Margins& mf = op.deep_smoothing().margins;
     const Margins& mc = cop.deep_smoothing().margins;
     const auto reach = [&](std::size_t fine, std::size_t coarse) {
-      return fine == 0 ||
-             coarse / std::size_t(gc.stride_z()) >= fine / std::size_t(g.stride_z()) / 2 + 1;
+      return fine == 0 || margin_planes(coarse, gc) >= margin_planes(fine, g) / 2 + 1;
     };
     if (g.dims == 3 && cop.deep_smoothing() && reach(mf.before, mc.before) &&
         reach(mf.after, mc.after) && cop.fill_margins_for_interpolation(e))

@@ -421,8 +421,7 @@ bool HelmholtzOperator<T>::smooth_measuring_residual(T** cur, T** other, const T
     deep_.fill(*cur);
     const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, false);
     const GridDesc& g = grid();
-    const std::size_t plane = std::size_t(g.dims == 3 ? g.stride_z() : g.stride_y());
-    const int lo = int(deep_.margins.before / plane), n = g.dims == 3 ? g.nz : g.ny;
+    const int lo = margin_planes(deep_.margins.before, g), n = g.dims == 3 ? g.nz : g.ny;
     return on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
       double sum = 0;
       const bool measured = backend().stencil_sweeps_with_norm(a, b, fe, deep_.extended, c.data(),
@@ -456,7 +455,7 @@ bool HelmholtzOperator<T>::prolong_add_and_smooth(const T* coarse, const GridDes
     const GridDesc& g = grid();
     if (g.dims != 3 || deep_.extended.nx != g.nx || deep_.extended.ny != g.ny) return false;
     deep_.fill(*cur);  // the uncorrected iterate's margins: the pass corrects them
-    const int offset = int(deep_.margins.before / std::size_t(g.stride_z()));
+    const int offset = margin_planes(deep_.margins.before, g);
     return on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
       const bool done =
           backend().prolong_add_sweeps(coarse, gc, ratio, p, a, b, fe, deep_.extended, c.data(),

@@ -22,6 +22,12 @@ struct Margins {
   bool covers(const Margins& need) const { return before >= need.before && after >= need.after; }
 };
 
+// `elements` of margin (Margins::before or after) as planes of g's stream axis (z in 3D, y in
+// 2D), g the block's grid.
+inline int margin_planes(std::size_t elements, const GridDesc& g) {
+  return int(elements / std::size_t(g.dims == 3 ? g.stride_z() : g.stride_y()));
+}
+
 // `geometry`'s margins as memory around a block field; false where an axis other than the
 // stream axis has margins (the strides differ) or none has.
 bool stream_margins(const DeepHaloGeometry& geometry, Margins* out);

@@ -41,6 +41,13 @@ TEST(Margins, OnlyWhereTheStreamAxisAloneIsSplit) {
   m = at({1, 1, 3}, {0, 0, 1});
   EXPECT_EQ(m.before, 3 * plane);
   EXPECT_EQ(m.after, 3 * plane);
+  // In planes of the stream axis (a block of the global grid has its x-y plane).
+  EXPECT_EQ(margin_planes(m.before, global), 3);
+  EXPECT_EQ(margin_planes(0, global), 0);
+  GridDesc flat = global;  // 2D: the stream axis is y, a plane one padded row
+  flat.dims = 2;
+  flat.nz = 1;
+  EXPECT_EQ(margin_planes(5 * std::size_t(flat.px()), flat), 5);
   EXPECT_FALSE(at({2, 1, 1}, {0, 0, 0}).any());  // x split: other strides
   EXPECT_FALSE(at({1, 2, 2}, {0, 0, 0}).any());
   EXPECT_FALSE(at({1, 1, 6}, {0, 0, 1}).any());  // 2-cell blocks: too thin for 3
