@@ -269,11 +269,14 @@ class Backend {
     throw BackendError("restrict_average() is not implemented by backend " + name());
   }
   // coarse = the mean of the children of stencil(u, f, c) (a residual restricted, never
-  // stored; u's ghosts filled): the bits of stencil() into `scratch` (a field of gf) and
-  // restrict_average(), which the default runs; a device backend may fuse them (CUDA).
-  virtual void stencil_restrict(const T* u, const T* f, const GridDesc& gf,
-                                const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
+  // stored) with u's ghosts those of bc's faces: the bits of apply_boundary(u, gf, bc),
+  // stencil() into `scratch` (a field of gf) and restrict_average(), which the default runs. A
+  // device backend may fuse them (CUDA: the faces' rules applied as the pass reads u, whose
+  // ghosts it may leave as they were). Exchange faces read u's ghosts: fill them first.
+  virtual void stencil_restrict(T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                                const BoundaryFaces& bc, T* coarse, const GridDesc& gc,
                                 const std::array<int, 3>& ratio, T* scratch) {
+    apply_boundary(u, gf, bc);
     stencil(u, scratch, f, gf, c);
     restrict_average(scratch, gf, coarse, gc, ratio);
   }

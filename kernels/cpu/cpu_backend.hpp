@@ -127,10 +127,11 @@ class CpuBackend final : public Backend<T> {
     cpu_dense_apply_add(m, r, x, g);
   }
   double dot(const T* a, const T* b, const GridDesc& g) override { return cpu_dot(a, b, g); }
-  void stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
-                        T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
-                        T* scratch) override {
+  void stencil_restrict(T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                        const BoundaryFaces& bc, T* coarse, const GridDesc& gc,
+                        const std::array<int, 3>& ratio, T* scratch) override {
     (void)scratch;
+    apply_boundary(u, gf, bc);
     cpu_stencil_restrict(u, f, gf, c, coarse, gc, ratio);
   }
   double stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,

@@ -435,11 +435,17 @@ class CudaBackend final : public Backend<T> {
     (void)scratch;
     return stencil_square_sum_interior<T>(u, source_ref(f, g), g, c, stream_, &reduce_ws_);
   }
-  void stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
-                        T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
-                        T* scratch) override {
+  void stencil_restrict(T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                        const BoundaryFaces& bc, T* coarse, const GridDesc& gc,
+                        const std::array<int, 3>& ratio, T* scratch) override {
     (void)scratch;
-    launch_stencil_restrict<T>(u, source_ref(f, gf), gf, c, coarse, gc, ratio, stream_);
+    // The kernel applies the faces' rules as it reads u; periodic faces are filled first.
+    AffineGhostRules<T> rules = affine_ghost_rules<T>(gf, bc);
+    if (rules.periodic != 0) {
+      apply_boundary(u, gf, bc);
+      rules.periodic = 0;
+    }
+    launch_stencil_restrict<T>(u, source_ref(f, gf), gf, c, rules, coarse, gc, ratio, stream_);
   }
   void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                    const std::array<int, 3>& ratio, Prolongation p) override {

@@ -492,11 +492,10 @@ void HelmholtzOperator<T>::residual_restrict(T* x, const T* f, T* coarse, const 
     backend().restrict_average(scratch, grid(), coarse, gc, ratio);
     return;
   }
-  if (exchanged)
-    backend().apply_boundary(x, grid(), faces(mode));
-  else
-    fill(x, mode);
-  backend().stencil_restrict(x, f, grid(), residual_form().c, coarse, gc, ratio, scratch);
+  // The faces' ghosts are the backend's to fill or apply; Exchange ones are filled here.
+  if (!exchanged && exchange_) exchange_(x);
+  backend().stencil_restrict(x, f, grid(), residual_form().c, faces(mode), coarse, gc, ratio,
+                             scratch);
 }
 
 template <typename T>

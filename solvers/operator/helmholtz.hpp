@@ -221,7 +221,8 @@ class HelmholtzOperator {
   // coarse = the mean of each coarse cell's children of r = f - A x (Backend::
   // restrict_average of residual()), on the coarser grid gc of `ratio`. `fused` and a
   // constant operator without a split exchange: r is never stored (Backend::stencil_restrict,
-  // the same bits); otherwise it goes through `scratch`, a field of this grid.
+  // the same bits; x's face ghosts are the backend's to fill or apply in the pass, so they may
+  // be left unfilled); otherwise it goes through `scratch`, a field of this grid.
   // `exchanged` as for fill_for_interpolation.
   void residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
                          const std::array<int, 3>& ratio, T* scratch, BoundaryMode mode,

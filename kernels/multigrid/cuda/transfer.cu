@@ -14,6 +14,7 @@
 #include "kernels/cuda/per_device.cuh"
 #include "kernels/multigrid/cuda/transfer.cuh"
 #include "kernels/multigrid/interpolation.hpp"
+#include "kernels/stencil/cuda/ghost_rules.cuh"
 #include "kernels/stencil/cuda/stencil_kernels.cuh"
 
 namespace heatsolve::cuda {
@@ -42,6 +43,11 @@ Halving check_transfer(const GridDesc& gf, const GridDesc& gc, const std::array<
     shift[a] = ratio[a] - 1;
   }
   return {shift[0], shift[1], shift[2]};
+}
+
+// The restriction's weight: one over the children of a coarse cell.
+double scale_of(const Halving& h) {
+  return 1.0 / double((1 << h.sx) * (1 << h.sy) * (1 << h.sz));
 }
 
 // Launch shape over the interior of g: blocks of 256 threads, x as wide as the rows need (a
@@ -82,17 +88,23 @@ __global__ void restrict_average_kernel(const T* __restrict__ fine, const GridDe
 
 // coarse(i, j, k) = mean of stencil(u, f, c) over its children (Backend::stencil_restrict):
 // each child's value with the point update every sweep uses and summed in restrict_average's
-// order, so the bits of the two passes without storing the fine values. Reads u's ghosts.
+// order, so the bits of the two passes without storing the fine values. Faces in gr.active
+// take their rule applied to the face cell (apply_boundary's value); other faces read u's
+// ghosts.
 template <typename T, int DIM>
 __global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef<T> f,
                                         const GridDesc gf, const StencilCoeffs<T> c,
-                                        T* __restrict__ coarse, const GridDesc gc, const Halving h,
-                                        const double scale) {
+                                        const AffineGhostRules<T> gr, T* __restrict__ coarse,
+                                        const GridDesc gc, const Halving h, const double scale) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= gc.nx) return;
   const std::int64_t rows = std::int64_t(gc.ny) * (DIM == 3 ? gc.nz : 1);
   const int rx = 1 << h.sx, ry = 1 << h.sy, rz = 1 << h.sz;
   const std::int64_t sy = gf.stride_y(), sz = DIM == 3 ? gf.stride_z() : 0;
+  // Whether a neighbour at `at` is across face `face` with a rule.
+  const auto ruled = [&](int face, int at, int n) {
+    return ((gr.active >> face) & 1u) && at == ((face & 1) ? n - 1 : 0);
+  };
   for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
        r += std::int64_t(gridDim.y) * blockDim.y) {
     const int j = int(r % gc.ny), k = int(r / gc.ny);  // k == 0 in 2D
@@ -101,12 +113,19 @@ __global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef
       for (int b = 0; b < ry; ++b) {
         const int fj = (j << h.sy) + b, fk = (k << h.sz) + cz;
         for (int a = 0; a < rx; ++a) {
-          const std::int64_t idx = gf.index((i << h.sx) + a, fj, fk);
-          const T zm = DIM == 3 ? __ldg(u + idx - sz) : T(0);
-          const T zp = DIM == 3 ? __ldg(u + idx + sz) : T(0);
-          acc += double(stencil_point<DIM>(c, __ldg(u + idx), __ldg(u + idx - 1),
-                                           __ldg(u + idx + 1), __ldg(u + idx - sy),
-                                           __ldg(u + idx + sy), zm, zp, f, idx, fj, fk));
+          const int fi = (i << h.sx) + a;
+          const std::int64_t idx = gf.index(fi, fj, fk);
+          const T u0 = __ldg(u + idx);
+          const T xm = ruled(0, fi, gf.nx) ? ghost_rule(gr, 0, u0) : __ldg(u + idx - 1);
+          const T xp = ruled(1, fi, gf.nx) ? ghost_rule(gr, 1, u0) : __ldg(u + idx + 1);
+          const T ym = ruled(2, fj, gf.ny) ? ghost_rule(gr, 2, u0) : __ldg(u + idx - sy);
+          const T yp = ruled(3, fj, gf.ny) ? ghost_rule(gr, 3, u0) : __ldg(u + idx + sy);
+          T zm = 0, zp = 0;
+          if constexpr (DIM == 3) {
+            zm = ruled(4, fk, gf.nz) ? ghost_rule(gr, 4, u0) : __ldg(u + idx - sz);
+            zp = ruled(5, fk, gf.nz) ? ghost_rule(gr, 5, u0) : __ldg(u + idx + sz);
+          }
+          acc += double(stencil_point<DIM>(c, u0, xm, xp, ym, yp, zm, zp, f, idx, fj, fk));
         }
       }
     coarse[gc.index(i, j, k)] = static_cast<T>(acc * scale);
@@ -114,60 +133,129 @@ __global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef
 }
 
 // The same for 3D grids halved on every axis, streaming along z: a thread owns a coarse column
-// (i, j) over a chunk of coarse planes and keeps the centre values of its 2 x 2 fine columns
-// for the four fine planes 2k-1 .. 2k+2 in registers, so that each fine plane is loaded once as
-// centres and z neighbours; only the x and y neighbours of the two centre planes come from
-// memory (L1). Same children, same point update, same order of the double sum.
-template <typename T>
-__global__ void stencil_restrict_stream_kernel(const T* __restrict__ u, const SourceRef<T> f,
-                                               const GridDesc gf, const StencilCoeffs<T> c,
-                                               T* __restrict__ coarse, const GridDesc gc,
-                                               const int chunk) {
+// (i, j) over a chunk of coarse planes and keeps its 2 x 2 fine columns of the four fine planes
+// 2k-1 .. 2k+2 in registers, so that each fine plane is loaded once as centres and z
+// neighbours. Each fine row of a thread is two aligned pairs of the padded row (columns
+// 2i-1, 2i and 2i+1, 2i+2: the row stride and the plane stride are even), so the x neighbours
+// come with the centres in two vector loads; the y neighbours (rows 2j-1 and 2j+2) are scalar
+// loads. Each coarse plane issues the loads of both its new fine planes at once, two blocks per
+// SM (128 registers): loading the next coarse plane's values ahead needs more registers, and was
+// slower with one block per SM or with spills (docs/kernels.md). The source SRC (kSource*): none,
+// the stored field, or generated from its separable form (the thread's plane factors loaded once).
+// Faces in gr.active take their rule applied to the face cell, as apply_boundary stores it (u's
+// ghosts there are not read); other faces read u's ghosts. Same children, same point update, same
+// order of the double sum as stencil_restrict_kernel.
+template <typename T, int SRC>
+__global__ void __launch_bounds__(256, 2)
+    stencil_restrict_stream_kernel(const T* __restrict__ u, const SourceRef<T> f, const GridDesc gf,
+                                   const StencilCoeffs<T> c, const AffineGhostRules<T> gr,
+                                   T* __restrict__ coarse, const GridDesc gc, const int chunk) {
+  constexpr bool SOURCE = SRC != kSourceNone;
+  using V2 = typename Vec2<T>::type;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i >= gc.nx || j >= gc.ny) return;
   const int k0 = blockIdx.z * chunk, k1 = min(k0 + chunk, gc.nz);
-  const std::int64_t sy = gf.stride_y(), sz = gf.stride_z();
-  // Fine cell (2i, 2j, z) and its 2 x 2 column group: offsets a + b * sy.
-  const auto column = [&](int z) { return gf.index(2 * i, 2 * j, z); };
-  const auto load4 = [&](T(&p)[2][2], int z) {
-    const T* q = u + column(z);
+  const int sy = int(gf.stride_y());
+  const std::int64_t sz = gf.stride_z();
+  // Fine cell (2i, 2j, z) is at cell + z * sz (plane z may be a ghost plane, -1 or nz).
+  const std::int64_t cell = gf.index(2 * i, 2 * j, 0);
+  // The faces this thread's children touch that apply a rule.
+  const bool xlo = i == 0 && (gr.active & 1u), xhi = i == gc.nx - 1 && (gr.active & 2u);
+  const bool ylo = j == 0 && (gr.active & 4u), yhi = j == gc.ny - 1 && (gr.active & 8u);
+  // Plane z of the 2 x 2 columns: W[b] = columns 2i-1 .. 2i+2 of row 2j+b.
+  const auto load_rows = [&](T(&W)[2][4], int z) {
+    const T* const p = u + (cell - 1 + z * sz);
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      const V2 lo = __ldg(reinterpret_cast<const V2*>(p + b * sy));
+      const V2 hi = __ldg(reinterpret_cast<const V2*>(p + b * sy + 2));
+      W[b][0] = lo.x;
+      W[b][1] = lo.y;
+      W[b][2] = hi.x;
+      W[b][3] = hi.y;
+    }
+  };
+  // Plane z's y neighbours: Y[0] = row 2j-1, Y[1] = row 2j+2 (columns 2i, 2i+1).
+  const auto load_ynb = [&](T(&Y)[2][2], int z) {
+    const T* const p = u + (cell + z * sz);
+#pragma unroll
+    for (int a = 0; a < 2; ++a) {
+      Y[0][a] = __ldg(p - sy + a);
+      Y[1][a] = __ldg(p + 2 * sy + a);
+    }
+  };
+  // The stored source of plane z's 2 x 2 cells.
+  const auto load_source = [&](T(&F)[2][2], int z) {
+    if constexpr (SRC == kSourceStaged) {
+      const T* const p = f.field + (cell + z * sz);
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+#pragma unroll
+        for (int a = 0; a < 2; ++a) F[b][a] = __ldg(p + b * sy + a);
+    }
+  };
+  T PF[2][2];  // kSourceGenerated: the children's plane factors (source_at's)
+  if constexpr (SRC == kSourceGenerated) {
 #pragma unroll
     for (int b = 0; b < 2; ++b)
 #pragma unroll
-      for (int a = 0; a < 2; ++a) p[b][a] = __ldg(q + a + b * sy);
-  };
-  T P[4][2][2];  // fine planes 2k-1, 2k, 2k+1, 2k+2 of the 2 x 2 columns
-  load4(P[0], 2 * k0 - 1);
-  load4(P[1], 2 * k0);
+      for (int a = 0; a < 2; ++a) PF[b][a] = __ldg(f.plane + (cell - sz + b * sy + a));
+  }
+
+  T P[4][2][4];    // fine planes 2k-1, 2k, 2k+1, 2k+2
+  T Y[2][2][2];    // y neighbours of planes 2k and 2k+1
+  T F[2][2][2]{};  // the stored source of planes 2k and 2k+1
+  load_rows(P[0], 2 * k0 - 1);
+  load_rows(P[1], 2 * k0);
   for (int k = k0; k < k1; ++k) {
-    load4(P[2], 2 * k + 1);
-    load4(P[3], 2 * k + 2);
+    // Coarse plane k's new values: fine planes 2k+1 and 2k+2, and the y neighbours and the
+    // source of its children's planes 2k and 2k+1.
+    load_rows(P[2], 2 * k + 1);
+    load_rows(P[3], 2 * k + 2);
+    load_ynb(Y[0], 2 * k);
+    load_ynb(Y[1], 2 * k + 1);
+    load_source(F[0], 2 * k);
+    load_source(F[1], 2 * k + 1);
     double acc = 0;
 #pragma unroll
     for (int cz = 0; cz < 2; ++cz) {
       const int fk = 2 * k + cz;
-      const std::int64_t base = column(fk);
+      T column = 0;
+      if constexpr (SRC == kSourceGenerated) column = __ldg(f.column + fk);
+      const bool zlo = cz == 0 && k == 0 && (gr.active & 16u);
+      const bool zhi = cz == 1 && k == gc.nz - 1 && (gr.active & 32u);
 #pragma unroll
       for (int b = 0; b < 2; ++b)
 #pragma unroll
         for (int a = 0; a < 2; ++a) {
-          const std::int64_t idx = base + a + b * sy;
-          const T xm = a == 0 ? __ldg(u + idx - 1) : P[1 + cz][b][0];
-          const T xp = a == 1 ? __ldg(u + idx + 1) : P[1 + cz][b][1];
-          const T ym = b == 0 ? __ldg(u + idx - sy) : P[1 + cz][0][a];
-          const T yp = b == 1 ? __ldg(u + idx + sy) : P[1 + cz][1][a];
-          acc += double(stencil_point<3>(c, P[1 + cz][b][a], xm, xp, ym, yp, P[cz][b][a],
-                                         P[2 + cz][b][a], f, idx, 2 * j + b, fk));
+          const T* const row = P[1 + cz][b];
+          const T u0 = row[1 + a];
+          T xm = row[a], xp = row[2 + a];
+          T ym = b == 0 ? Y[cz][0][a] : P[1 + cz][0][1 + a];
+          T yp = b == 1 ? Y[cz][1][a] : P[1 + cz][1][1 + a];
+          T zm = P[cz][b][1 + a], zp = P[2 + cz][b][1 + a];
+          if (a == 0 && xlo) xm = ghost_rule(gr, 0, u0);
+          if (a == 1 && xhi) xp = ghost_rule(gr, 1, u0);
+          if (b == 0 && ylo) ym = ghost_rule(gr, 2, u0);
+          if (b == 1 && yhi) yp = ghost_rule(gr, 3, u0);
+          if (zlo) zm = ghost_rule(gr, 4, u0);
+          if (zhi) zp = ghost_rule(gr, 5, u0);
+          T fv = 0;
+          if constexpr (SRC == kSourceStaged) fv = F[cz][b][a];
+          if constexpr (SRC == kSourceGenerated)
+            fv = add_rn(f.offset, mul_rn(f.scale, mul_rn(PF[b][a], column)));
+          acc +=
+              double(point_finish<3>(c, point_part<3, SOURCE>(c, u0, xm, xp, ym, yp, zm, fv), zp));
         }
     }
     coarse[gc.index(i, j, k)] = static_cast<T>(acc * 0.125);
 #pragma unroll
     for (int b = 0; b < 2; ++b)
 #pragma unroll
-      for (int a = 0; a < 2; ++a) {
-        P[0][b][a] = P[2][b][a];
-        P[1][b][a] = P[3][b][a];
+      for (int x = 0; x < 4; ++x) {
+        P[0][b][x] = P[2][b][x];
+        P[1][b][x] = P[3][b][x];
       }
   }
 }
@@ -432,39 +520,50 @@ void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const
                              const std::array<int, 3>& ratio, cudaStream_t stream) {
   const Halving h = check_transfer(gf, gc, ratio, "restrict_average");
   if (gc.interior_size() == 0) return;
-  const double scale = 1.0 / double((1 << h.sx) * (1 << h.sy) * (1 << h.sz));
   const RowLaunch l = row_launch(gc);
-  restrict_average_kernel<T><<<l.grid, l.block, 0, stream>>>(fine, gf, coarse, gc, h, scale);
+  restrict_average_kernel<T><<<l.grid, l.block, 0, stream>>>(fine, gf, coarse, gc, h, scale_of(h));
   CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
-                             const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
-                             const std::array<int, 3>& ratio, cudaStream_t stream) {
+                             const StencilCoeffs<T>& c, const AffineGhostRules<T>& rules, T* coarse,
+                             const GridDesc& gc, const std::array<int, 3>& ratio,
+                             cudaStream_t stream) {
   const Halving h = check_transfer(gf, gc, ratio, "stencil_restrict");
   if (gc.interior_size() == 0) return;
-  const double scale = 1.0 / double((1 << h.sx) * (1 << h.sy) * (1 << h.sz));
+  if (rules.periodic != 0)
+    throw std::invalid_argument("stencil_restrict: periodic faces are read from u's ghosts");
   if (gf.dims == 3 && h.sx && h.sy && h.sz && gc.nx * gc.ny >= 4096) {
     // Streaming pays where there are enough coarse columns (below, a thread per coarse cell is
     // faster); chunks of coarse planes: enough blocks to fill the device, 8 planes or more each.
+    // Its pair loads need u 2-value aligned (the strides are even: every axis halved).
+    if (reinterpret_cast<std::uintptr_t>(u) % (2 * sizeof(T)) != 0)
+      throw std::invalid_argument("stencil_restrict: u is not aligned to two values");
     const dim3 block(32, 8);
     const int bx = (gc.nx + 31) / 32, by = (gc.ny + 7) / 8;
     const int chunks = std::max(1, std::min(gc.nz / 8, 2048 / std::max(1, bx * by)));
     const int chunk = (gc.nz + chunks - 1) / chunks;
-    stencil_restrict_stream_kernel<T>
-        <<<dim3(bx, by, (gc.nz + chunk - 1) / chunk), block, 0, stream>>>(u, f, gf, c, coarse, gc,
-                                                                          chunk);
+    const dim3 grid(bx, by, (gc.nz + chunk - 1) / chunk);
+    if (f.plane)
+      stencil_restrict_stream_kernel<T, kSourceGenerated>
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
+    else if (f.field)
+      stencil_restrict_stream_kernel<T, kSourceStaged>
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
+    else
+      stencil_restrict_stream_kernel<T, kSourceNone>
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
     CUDA_CHECK_LAUNCH();
     return;
   }
   const RowLaunch l = row_launch(gc);
   if (gf.dims == 3)
     stencil_restrict_kernel<T, 3>
-        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, coarse, gc, h, scale);
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h));
   else
     stencil_restrict_kernel<T, 2>
-        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, coarse, gc, h, scale);
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -488,9 +587,9 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
   template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
                                       const std::array<int, 3>&, Prolongation, cudaStream_t,  \
                                       const InterpolateChunking&);                            \
-  template void launch_stencil_restrict<T>(const T*, const SourceRef<T>&, const GridDesc&,    \
-                                           const StencilCoeffs<T>&, T*, const GridDesc&,      \
-                                           const std::array<int, 3>&, cudaStream_t);
+  template void launch_stencil_restrict<T>(                                                   \
+      const T*, const SourceRef<T>&, const GridDesc&, const StencilCoeffs<T>&,                \
+      const AffineGhostRules<T>&, T*, const GridDesc&, const std::array<int, 3>&, cudaStream_t);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

@@ -26,13 +26,21 @@ template <typename T>
 void launch_restrict_average(const T* fine, const GridDesc& gf, T* coarse, const GridDesc& gc,
                              const std::array<int, 3>& ratio, cudaStream_t stream);
 
+template <typename T>
+struct AffineGhostRules;  // kernels/stencil/cuda/ghost_rules.cuh
+
 // coarse = mean of each coarse cell's children of stencil(u, f, c) (Backend::stencil_restrict:
-// a residual restricted without storing it; same checks). Reads u's ghosts: fill them first.
-// The bits of the stencil sweep and launch_restrict_average. Asynchronous on `stream`.
+// a residual restricted without storing it; same checks). Faces with a rule in `rules` (those
+// in rules.active) take it applied to the face cell, apply_boundary's value: u's ghosts there
+// are not read; other faces read u's ghosts (fill them first). No periodic faces (fill them and
+// pass rules without them; std::invalid_argument). 3D grids halved on every axis with many
+// coarse columns need u aligned to two values (an allocation's field is). The bits of the
+// boundary fill, the stencil sweep and launch_restrict_average. Asynchronous on `stream`.
 template <typename T>
 void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
-                             const StencilCoeffs<T>& c, T* coarse, const GridDesc& gc,
-                             const std::array<int, 3>& ratio, cudaStream_t stream);
+                             const StencilCoeffs<T>& c, const AffineGhostRules<T>& rules, T* coarse,
+                             const GridDesc& gc, const std::array<int, 3>& ratio,
+                             cudaStream_t stream);
 
 // fine += P coarse over the interior cells of gf (same checks). Linear reads coarse's ghost
 // cells next to the interior: fill them first. Asynchronous on `stream`.

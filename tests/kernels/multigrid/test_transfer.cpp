@@ -372,6 +372,27 @@ StencilCoeffs<T> residual_like() {
   return c;
 }
 
+// A random separable source on g: its form and the padded field it gives (ghosts zero).
+template <typename T>
+std::vector<T> random_separable(const GridDesc& g, SeparableSource<T>* form, unsigned* seed) {
+  const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
+  form->offset = T(0.3);
+  form->scale = T(-1.7);
+  form->plane = random_field<T>(std::size_t(ss), ++*seed);
+  form->column = random_field<T>(std::size_t(g.dims == 3 ? g.nz : g.ny), ++*seed);
+  std::vector<T> f(g.padded_size(), T(0));
+  fill_separable_interior(f.data(), g, form->offset, form->scale, form->plane.data(),
+                          form->column.data());
+  return f;
+}
+
+// Faces whose ghosts are read as they are (another rank's values).
+BoundaryFaces exchange_faces() {
+  BoundaryFaces bc;
+  for (FaceBC& f : bc) f.type = BoundaryType::Exchange;
+  return bc;
+}
+
 // Every level shape of both lists (the CPU's fused and separable forms are checked on all).
 std::vector<Level> every_level() {
   std::vector<Level> levels = random_levels();
@@ -410,14 +431,15 @@ TYPED_TEST(MultigridTransferCpu, FusedResidualRestrictionAndNormAreTheSeparatePa
   for (const Level& l : every_level())
     for (const bool source : {true, false}) {
       SCOPED_TRACE(l.name + (source ? " with a source" : " without"));
-      const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
+      std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
       const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
       const StencilCoeffs<T> c = residual_like<T>();
       const T* fp = source ? f.data() : nullptr;
       std::vector<T> r(u.size(), T(0)), want(l.coarse.padded_size(), T(0)), got = want;
       cpu->stencil(u.data(), r.data(), fp, l.fine, c);
       cpu->restrict_average(r.data(), l.fine, want.data(), l.coarse, l.ratio);
-      cpu->stencil_restrict(u.data(), fp, l.fine, c, got.data(), l.coarse, l.ratio, nullptr);
+      cpu->stencil_restrict(u.data(), fp, l.fine, c, exchange_faces(), got.data(), l.coarse,
+                            l.ratio, nullptr);
       EXPECT_EQ(got, want);
       const double stored = cpu->dot(r.data(), r.data(), l.fine);
       EXPECT_GT(stored, 0.0);
@@ -495,7 +517,8 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
       const T* fp = source ? df->data() : nullptr;
       dev->stencil(du->data(), r->data(), fp, l.fine, c);
       dev->restrict_average(r->data(), l.fine, want->data(), l.coarse, l.ratio);
-      dev->stencil_restrict(du->data(), fp, l.fine, c, got->data(), l.coarse, l.ratio, nullptr);
+      dev->stencil_restrict(du->data(), fp, l.fine, c, exchange_faces(), got->data(), l.coarse,
+                            l.ratio, nullptr);
       // The squared norm without storing it: the stored values' dot, summed in another order.
       const double stored = dev->dot(r->data(), r->data(), l.fine);
       const double fused = dev->stencil_square_sum(du->data(), fp, l.fine, c, nullptr);
@@ -508,6 +531,92 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
         ASSERT_EQ(g[idx], w[idx]) << "coarse cell " << i << "," << j << "," << k;
       });
     }
+  }
+}
+
+// The residual restricted with the faces' rules applied as the kernel reads u
+// (Backend::stencil_restrict with rule faces): the bits of apply_boundary, the stored sweep
+// and restrict_average, with u's ghosts NaN on every face the rules cover (never read), on
+// the thread-per-cell and the streaming kernels, with every face type, the source stored,
+// generated from its separable form and none.
+TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionAppliesTheFaces) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  const auto face = [](BoundaryType t, double v, double coeff = 0) { return FaceBC{t, v, coeff}; };
+  using BT = BoundaryType;
+  struct Faces {
+    std::string name;
+    BoundaryFaces bc;
+  };
+  const Faces cases[] = {
+      {"dirichlet",
+       {face(BT::Dirichlet, 0.3), face(BT::Dirichlet, -1.1), face(BT::Dirichlet, 0),
+        face(BT::Dirichlet, 2.5), face(BT::Dirichlet, 0.7), face(BT::Dirichlet, 0)}},
+      {"mixed",
+       {face(BT::Neumann, 1.5), face(BT::Robin, 0.4, -0.6), face(BT::Fixed, 0.2),
+        face(BT::Exchange, 0), face(BT::Dirichlet, -0.8), face(BT::Neumann, -2.0)}},
+      {"periodic x",
+       {face(BT::Periodic, 0), face(BT::Periodic, 0), face(BT::Neumann, 0),
+        face(BT::Dirichlet, 1.0), face(BT::Exchange, 0), face(BT::Fixed, 0.5)}},
+  };
+  std::vector<Level> levels = random_levels();
+  levels.push_back(make_level("3d_222_streamed_square", 3, 128, 128, 20, {2, 2, 2}));
+  unsigned seed = 160;
+  for (const Level& l : levels) {
+    const GridDesc& g = l.fine;
+    const std::size_t n = g.padded_size();
+    SeparableSource<T> form;
+    const std::vector<T> f = random_separable<T>(g, &form, &seed);
+    auto stored = dev->allocate(n), described = dev->allocate(n);
+    stored->copy_from_host(f.data());
+    described->copy_from_host(f.data());
+    dev->describe_source(described->data(), g, &form);
+    dev->prepare_untimed(g);
+    for (const Faces& fc : cases) {
+      const std::vector<T> u = random_field<T>(n, ++seed);
+      std::vector<T> poisoned = u;  // NaN in the ghosts of every face with a rule
+      const int nz = g.dims == 3 ? g.nz : 1, kg = g.dims == 3 ? 1 : 0;
+      for (int k = -kg; k < nz + kg; ++k)
+        for (int j = -1; j <= g.ny; ++j)
+          for (int i = -1; i <= g.nx; ++i) {
+            const int side = i < 0       ? 0
+                             : i >= g.nx ? 1
+                             : j < 0     ? 2
+                             : j >= g.ny ? 3
+                             : k < 0     ? 4
+                             : k >= nz   ? 5
+                                         : -1;
+            if (side < 0) continue;
+            const BT t = fc.bc[std::size_t(side)].type;
+            if (t != BT::Exchange && t != BT::Periodic)
+              poisoned[std::size_t(g.index(i, j, k))] = std::numeric_limits<T>::quiet_NaN();
+          }
+      auto du = dev->allocate(n), dp = dev->allocate(n), r = dev->allocate(n);
+      auto want = dev->allocate(l.coarse.padded_size()), got = dev->allocate(want->size());
+      du->copy_from_host(u.data());
+      dp->copy_from_host(poisoned.data());
+      dev->apply_boundary(du->data(), g, fc.bc);
+      const StencilCoeffs<T> c = residual_like<T>();
+      for (const int source : {0, 1, 2}) {
+        SCOPED_TRACE(l.name + " " + fc.name +
+                     (source == 0   ? " no source"
+                      : source == 1 ? " stored"
+                                    : " generated"));
+        const T* fp = source == 0 ? nullptr : source == 1 ? stored->data() : described->data();
+        dev->stencil(du->data(), r->data(), source == 0 ? nullptr : stored->data(), g, c);
+        dev->restrict_average(r->data(), g, want->data(), l.coarse, l.ratio);
+        dev->stencil_restrict(dp->data(), fp, g, c, fc.bc, got->data(), l.coarse, l.ratio, nullptr);
+        std::vector<T> w(want->size()), gv(w.size());
+        want->copy_to_host(w.data());
+        got->copy_to_host(gv.data());
+        for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
+          ASSERT_FALSE(std::isnan(double(w[idx])));
+          ASSERT_EQ(gv[idx], w[idx]) << "coarse cell " << i << "," << j << "," << k;
+        });
+      }
+    }
+    dev->describe_source(described->data(), g, nullptr);
   }
 }
 
@@ -539,15 +648,8 @@ TYPED_TEST(MultigridTransferCuda, ResidualNormOnEdgeShapes) {
     const std::string name = std::to_string(g.dims) + "d " + std::to_string(g.nx) + "x" +
                              std::to_string(g.ny) + "x" + std::to_string(g.nz);
     const std::size_t n = g.padded_size();
-    const std::int64_t ss = g.dims == 3 ? g.stride_z() : g.stride_y();
     SeparableSource<T> form;
-    form.offset = T(0.3);
-    form.scale = T(-1.7);
-    form.plane = random_field<T>(std::size_t(ss), ++seed);
-    form.column = random_field<T>(std::size_t(g.dims == 3 ? g.nz : g.ny), ++seed);
-    std::vector<T> f(n, T(0));
-    fill_separable_interior(f.data(), g, form.offset, form.scale, form.plane.data(),
-                            form.column.data());
+    const std::vector<T> f = random_separable<T>(g, &form, &seed);
     const std::vector<T> u = random_field<T>(n, ++seed);
     const StencilCoeffs<T> c = residual_like<T>();
     auto du = dev->allocate(n), stored = dev->allocate(n), described = dev->allocate(n),
