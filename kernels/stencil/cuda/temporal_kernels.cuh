@@ -295,7 +295,7 @@ struct ProlongTile {
 
   T* ring;
   int cx0, cy0;    // the tile's first coarse column and row (before the clamp)
-  int klo, khi;    // the coarse planes the pass's planes reach
+  int khi;         // the last coarse plane the pass's planes reach
   int copied = 0;  // the last plane copied (block-uniform)
   // Plane P's slot; planes lie above -SLOTS * 64.
   __device__ __forceinline__ T* slot(int P) const {
@@ -317,29 +317,46 @@ struct ProlongTile {
       }
     }
   }
-  // X (this thread's cells of pass plane p, columns col and rows row inside the grid) += the
-  // linear prolongation of the correction: prolong_add_kernel's arithmetic in its order (the
-  // parent plus a quarter of the difference to the parent's neighbour on the child's side, x,
-  // then y, then z; unfused, then added to the cell in double), so the bits of prolong_add
-  // followed by the pass.
-  template <int R, int V>
-  __device__ __forceinline__ void add(T (&X)[R][V], const int (&col)[V], const int (&row)[R], int p,
-                                      int offset) const {
+  // X (this thread's cells of pass plane p: columns x0 .. x0 + VX - 1, rows y0 .. y0 + RY - 1,
+  // unclamped; cells outside the grid take values no cell inside reads) += the linear
+  // prolongation of the correction: prolong_add_kernel's arithmetic in its order (the parent
+  // plus a quarter of the difference to the parent's neighbour on the child's side, x, then y,
+  // then z; unfused, then added to the cell in double), so the bits of prolong_add followed by
+  // the pass. The thread's first row has K's parity (tiles start on even rows, RY is even), so
+  // its RY rows have their parents and y neighbours in RY / 2 + 1 coarse rows (K odd) or
+  // RY / 2 + 2 (K even), each read once for all of them.
+  __device__ __forceinline__ void add(T (&X)[RY][VX], int x0, int y0, int p, int offset) const {
+    static_assert(RY % 2 == 0, "rows pair with their parents");
+    constexpr bool ODD = (K & 1) != 0;  // y0's parity
+    constexpr int ROWS = RY / 2 + (ODD ? 1 : 2);
     const int kc = p - offset;  // may be negative: >> and & act on two's complement
     const T* const parents = slot(kc >> 1);
     const T* const zn = slot((kc >> 1) + ((kc & 1) ? 1 : -1));
+    const int first = (y0 >> 1) - (ODD ? 0 : 1);  // the first coarse row
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int at_row = ((row[r] >> 1) - cy0) * CW;
-      const int dy = (row[r] & 1) ? CW : -CW;
+    for (int v = 0; v < VX; ++v) {
+      const int col = x0 + v;
+      const int at = (first - cy0) * CW + (col >> 1) - cx0;
+      const int xs = (col & 1) ? 1 : -1;
+      double parent[ROWS];
+      T xn[ROWS], zv[ROWS];
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const int at = at_row + (col[v] >> 1) - cx0;
-        const double parent = double(parents[at]);
-        const auto quarter = [&](T c) { return __dmul_rn(0.25, __dsub_rn(double(c), parent)); };
-        double c = __dadd_rn(parent, quarter(parents[at + ((col[v] & 1) ? 1 : -1)]));
-        c = __dadd_rn(c, quarter(parents[at + dy]));
-        c = __dadd_rn(c, quarter(zn[at]));
+      for (int q = 0; q < ROWS; ++q) {
+        parent[q] = double(parents[at + q * CW]);
+        xn[q] = parents[at + q * CW + xs];
+        zv[q] = zn[at + q * CW];
+      }
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        // Row y0 + r: its parent's coarse row and the neighbour's on its side.
+        const int pq = ODD ? (r + 1) >> 1 : (r >> 1) + 1;
+        const bool odd_row = ODD ? (r & 1) == 0 : (r & 1) != 0;
+        const int nq = odd_row ? pq + 1 : pq - 1;
+        const double pv = parent[pq];
+        const auto quarter = [&](double c) { return __dmul_rn(0.25, __dsub_rn(c, pv)); };
+        double c = __dadd_rn(pv, quarter(double(xn[pq])));
+        c = __dadd_rn(c, quarter(parent[nq]));
+        c = __dadd_rn(c, quarter(double(zv[pq])));
         X[r][v] = static_cast<T>(__dadd_rn(double(X[r][v]), c));
       }
     }
@@ -405,12 +422,8 @@ __global__ void __launch_bounds__(32 * BY, MINB)
   }
 #pragma unroll
   for (int v = 0; v < VX; ++v) colc[v] = min(max(xcol[v], 0), nx - 1);
-  int rowc[RY];  // clamped rows (PROLONG)
 #pragma unroll
-  for (int r = 0; r < RY; ++r) {
-    rowc[r] = min(max(yrow[r], 0), ny - 1);
-    roff[r] = int(g.sy) * rowc[r];
-  }
+  for (int r = 0; r < RY; ++r) roff[r] = int(g.sy) * min(max(yrow[r], 0), ny - 1);
   const T* __restrict__ u0p = u + g.origin;
   // Stores: the cells a thread stores lie inside the grid, where the clamps above change
   // nothing, so cell (r, v) is at first_cell + r * sy + v; one bit per stored cell. Per-cell
@@ -469,9 +482,9 @@ __global__ void __launch_bounds__(32 * BY, MINB)
     ptile.cx0 = ((xt - K) >> 1) - 1;
     ptile.cy0 = ((yt - K) >> 1) - 1;
     const int first = -pr.offset, last = ns - 1 - pr.offset;
-    ptile.klo = (first >> 1) - ((first & 1) ? 0 : 1);
+    const int klo = (first >> 1) - ((first & 1) ? 0 : 1);
     ptile.khi = (last >> 1) + ((last & 1) ? 1 : 0);
-    ptile.copied = max(coarse_parent(q0) - 1, ptile.klo) - 1;
+    ptile.copied = max(coarse_parent(q0) - 1, klo) - 1;
     ptile.copy_upto(coarse_parent(q0 + 2) + 1, pr);
     cp_async_commit();
     cp_async_wait<0>();
@@ -507,8 +520,9 @@ __global__ void __launch_bounds__(32 * BY, MINB)
 #pragma unroll
       for (int v = 0; v < VX; ++v) N[r][v] = in[r][v];
     // The input plane q (clamped, as loaded), corrected here rather than at its load, so that
-    // the prefetch below stays in flight during the sub-steps.
-    if constexpr (PROLONG) ptile.add(N, colc, rowc, min(q, ns - 1), pr.offset);
+    // the prefetch below stays in flight during the sub-steps; cells outside the grid (loaded
+    // clamped) take a correction of their own: no cell inside reads them.
+    if constexpr (PROLONG) ptile.add(N, xe, ye, min(q, ns - 1), pr.offset);
     if (q + 1 <= q1) {  // prefetch the next input plane (clamped: planes past ns are unused)
       // One 64-bit plane base, 32-bit in-plane offsets (one IMAD.WIDE per address).
       const T* __restrict__ src = u0p + g.ss * min(q + 1, ns - 1);
