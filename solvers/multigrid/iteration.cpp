@@ -47,9 +47,15 @@ void MultigridIteration<T>::rescale(double rn) {
 
 template <typename T>
 double MultigridIteration<T>::start(T* u, const T* f) {
+  if (mg_) mg_->forget_begun();
+  // Plain cycles: the first cycle's first pass measures the norm where it can (begin_cycle), so
+  // that the residual is not swept and stored once more; not where it is read next (a singular
+  // problem's shift, a planned full-multigrid pass).
+  double begun_norm = 0;
+  if (!cg_ && mg_ && !fmg_next_ && !mg_->singular() && mg_->begin_cycle(u, f, &begun_norm))
+    return begun_norm;
   // Pcg::start's steps, with the scale of a mixed preconditioner set from the residual
   // before its first application.
-  if (mg_) mg_->forget_begun();
   T* r = cg_ ? cg_->residual() : r_->data();
   op_.residual(u, f, r, BoundaryMode::Deck);
   const double rn = std::sqrt(op_.space().dot(r, r));

@@ -28,7 +28,9 @@ class MultigridIteration {
                      MixedParts mixed = {});
   ~MultigridIteration();
 
-  // Starts on A u = f from u (the deck's faces); returns ||f - A u|| over all ranks.
+  // Starts on A u = f from u (the deck's faces); returns ||f - A u|| over all ranks. Plan a
+  // full-multigrid pass (plan_fmg) before, not after: fused plain cycles may begin their first
+  // cycle here, measuring the norm in its first pass and storing no residual.
   double start(T* u, const T* f);
   // One cycle or CG iteration; returns the residual norm after it (mg-cg: its recurrence).
   // Cycles may begin the next cycle to measure that norm (Multigrid::begin_cycle), so between
@@ -40,13 +42,14 @@ class MultigridIteration {
   // needed, every iteration returns the true residual (so that a solve at the floor stagnates
   // visibly and stops there, as cycles do). Cycles return the true residual already.
   double confirm(T* u, const T* f, double rn, double reference, double tolerance);
-  // f - A u as of the last start(), or of the last iterate() of mg-cg, mixed precision or
+  // f - A u as of the last start() (unless it began a cycle: not for singular problems or
+  // with a full-multigrid pass planned), or of the last iterate() of mg-cg, mixed precision or
   // unfused cycles (fused plain cycles measure its norm without storing it).
   const T* residual();
   // With solver.multigrid.cycle: fmg, the next iterate() is a full-multigrid pass (then
   // V-cycles, or CG restarted from it): of the problem (Deck: u's values are replaced; a
   // steady solve from its initial field) or of u's correction (Homogeneous: u's residual as
-  // of start(); an implicit step from the previous one). Otherwise nothing.
+  // of the start() that follows; an implicit step from the previous one). Otherwise nothing.
   void plan_fmg(BoundaryMode form);
 
   // The hierarchy's singular problem (no Dirichlet face, sigma 0) and its mean removal

@@ -56,6 +56,9 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
     x0 = sw_.v().data();
   }
   mg.remove_mean(x0);
+  // cycle: fmg: the first cycle is a full-multigrid pass on the problem (planned before start();
+  // a restarted run continues with the V-cycles that followed it).
+  if (!restored) solve_->plan_fmg(BoundaryMode::Deck);
   double rn = solve_->start(x0, f);
   if (mg.singular()) {
     const GridDesc& g = sw_.grid();
@@ -71,10 +74,6 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   if (restored) {
     it_ = start_it_ = restored->step;
     rn = solve_->start(sw_.u().data(), f);
-  } else {
-    // cycle: fmg: the first cycle is a full-multigrid pass on the problem (a restarted run
-    // continues with the V-cycles that followed it).
-    solve_->plan_fmg(BoundaryMode::Deck);
   }
   rn_ = rn;
   residual_ = rn / reference_;

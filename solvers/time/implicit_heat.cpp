@@ -93,9 +93,10 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   // device, once per step).
   sw_.backend().copy_values(sw_.v().data(), sw_.u().data(), sw_.u().size());
   const double b_norm = sw_.norm2(sw_.backend().reduce(b, sw_.grid(), ReduceOp::SumSquares));
-  double rn = solve_->start(u, b);
-  // cycle: fmg: the step's first cycle is a full-multigrid pass on u^n's correction.
+  // cycle: fmg: the step's first cycle is a full-multigrid pass on u^n's correction (planned
+  // before start(), which then stores the residual it corrects).
   solve_->plan_fmg(BoundaryMode::Homogeneous);
+  double rn = solve_->start(u, b);
   const double reference = b_norm > 0 ? b_norm : 1.0;
   const std::int64_t max_cycles = std::min<std::int64_t>(cfg.max_iterations, 1000);
   std::int64_t k = 0;
