@@ -20,6 +20,7 @@
 #   OUT=/tmp/out bash scripts/gpu_multigrid_mpi.sh
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
 # SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
+# SUITE_TIMEOUT (seconds, default 180; 4 ranks need more),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
 # these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
 # --multigrid` on one GPU), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests),
@@ -200,7 +201,7 @@ if [ "${BENCH:-0}" = 1 ]; then
 fi
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
   stamp "MPI equivalence suite on the GPUs ($NP ranks, CUDA backend)"
-  HEATSOLVE_TEST_BACKEND=$BACKEND timeout 180 mpirun --bind-to none -np "$NP" \
+  HEATSOLVE_TEST_BACKEND=$BACKEND timeout "${SUITE_TIMEOUT:-180}" mpirun --bind-to none -np "$NP" \
     "$B/tests/heatsolve_mpi_tests" "$WORK/suite" >"$OUT/mpi_suite.log" 2>&1
   echo "suite rc=$?"
   grep -E "DIFFERS|FAILED|PASSED|-dist np$NP .*\(auto\)|restarted" "$OUT/mpi_suite.log" | head -40
