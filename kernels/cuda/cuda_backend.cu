@@ -257,8 +257,7 @@ class CudaBackend final : public Backend<T> {
                           const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
                           int offset) override {
     if (p != Prolongation::Linear || ratio != std::array<int, 3>{2, 2, 2} ||
-        !prolongs_in_sweeps(g.dims, n) || !fuses(g, n, bc) || g.nx != 2 * gc.nx ||
-        g.ny != 2 * gc.ny || offset < 0 || offset + 2 * gc.nz > g.nz)
+        !prolongs_in_sweeps(g.dims, n) || !fuses(g, n, bc) || !prolonged_grids_fit(g, gc, offset))
       return false;
     launch_temporal_prolonged<T>(temporal_default_shape<T>(g.dims, n), coarse, gc, *cur, *other,
                                  source_ref(f, g), g, pass_coeffs(c, n), bc, offset, stream_);

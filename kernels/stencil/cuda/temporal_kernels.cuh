@@ -373,7 +373,7 @@ struct ProlongTile {
 // that stores its plane, so the input is read once for the sweeps and the convergence check.
 // MINB: resident blocks per SM the instance is compiled for (TemporalPolicy::norm_blocks; 0:
 // ptxas's choice). PROLONG (3D): the input is u + the prolonged coarse correction `pr`
-// (add_prolonged), added as each plane enters the stages.
+// (ProlongTile::add), added as each plane enters the stages.
 template <typename T, int DIM, int K, int BY, int RY, int VX, int SRC, bool NORM = false,
           int MINB = 0, bool PROLONG = false>
 __global__ void __launch_bounds__(32 * BY, MINB)

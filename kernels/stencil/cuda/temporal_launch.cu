@@ -349,8 +349,7 @@ void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, cons
                                const PassCoeffs<T>& c, const BoundaryFaces& bc, int offset,
                                cudaStream_t stream) {
   if (g.interior_size() == 0) return;
-  if (g.dims != 3 || gc.dims != 3 || g.nx != 2 * gc.nx || g.ny != 2 * gc.ny || offset < 0 ||
-      offset + 2 * gc.nz > g.nz)
+  if (!prolonged_grids_fit(g, gc, offset))
     throw BackendError(
         "temporal blocking: a prolonged correction needs a 3D coarse grid of half "
         "the fine one's rows and columns whose planes' children lie in it");

@@ -79,6 +79,12 @@ double launch_temporal_norm(const TemporalShape& shape, const T* u, T* out, cons
 // its blocks per SM named); BackendError otherwise.
 template <typename T>
 bool temporal_prolong_compiled(const TemporalShape& shape, int dims);
+// Whether g and gc are grids launch_temporal_prolonged takes with `offset`: 3D, gc half of g's
+// rows and columns, and the children of gc's planes inside g's from plane `offset` on.
+inline bool prolonged_grids_fit(const GridDesc& g, const GridDesc& gc, int offset) {
+  return g.dims == 3 && gc.dims == 3 && g.nx == 2 * gc.nx && g.ny == 2 * gc.ny && offset >= 0 &&
+         offset + 2 * gc.nz <= g.nz;
+}
 template <typename T>
 void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, const GridDesc& gc,
                                const T* u, T* out, const SourceRef<T>& f, const GridDesc& g,
