@@ -93,7 +93,8 @@ __global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, AffineGhost
 template <typename T>
 class CudaBackend final : public Backend<T> {
  public:
-  explicit CudaBackend(const BackendOptions& opts) : opts_(opts) {
+  explicit CudaBackend(const BackendOptions& opts)
+      : opts_(opts), device_(select_device(opts.device)) {
     // "temporal": fused multi-step passes (temporal_launch.cuh); single steps (remainders,
     // periodic/exchange faces) use the "auto" choice.
     temporal_ = opts.kernel == kKernelTemporal;
@@ -105,12 +106,6 @@ class CudaBackend final : public Backend<T> {
         throw BackendError("unknown CUDA stencil kernel '" + opts.kernel + "' (" + names + ")");
       }
     }
-    if (opts.device >= 0) {
-      if (opts.device >= device::count())
-        throw BackendError("CUDA device " + std::to_string(opts.device) + " does not exist");
-      CUDA_CHECK(cudaSetDevice(opts.device));
-    }
-    CUDA_CHECK(cudaGetDevice(&device_));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
     std::ostringstream d;
@@ -712,6 +707,17 @@ class CudaBackend final : public Backend<T> {
     for (const Generated& x : generated_)
       if (same_extents(x.g, g)) generate(x, g, &r);
     return r;
+  }
+  // Makes `device` (-1: keep the current one) current and returns it: first thing, as the
+  // workspaces below allocate on the current device when they are constructed.
+  static int select_device(int device) {
+    if (device >= 0) {
+      if (device >= device::count())
+        throw BackendError("CUDA device " + std::to_string(device) + " does not exist");
+      CUDA_CHECK(cudaSetDevice(device));
+    }
+    CUDA_CHECK(cudaGetDevice(&device));
+    return device;
   }
   static bool same_extents(const GridDesc& a, const GridDesc& b) {
     return a.dims == b.dims && a.nx == b.nx && a.ny == b.ny && (a.dims == 2 || a.nz == b.nz);
