@@ -7,7 +7,9 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <utility>
 #endif
 
@@ -27,7 +29,47 @@ bool ok(cudaError_t e) noexcept {
   return false;
 }
 
+// The batches open on this thread and the block they carve from.
+struct Slab {
+  void* base = nullptr;
+  std::size_t used = 0;
+  int device = -1;
+  ~Slab() {
+    if (base) cudaFree(base);  // no throwing from a destructor
+  }
+};
+thread_local int batch_depth = 0;
+thread_local std::shared_ptr<Slab> current_slab;
+
 }  // namespace
+
+AllocationBatch::AllocationBatch() noexcept {
+  ++batch_depth;
+}
+AllocationBatch::~AllocationBatch() {
+  if (--batch_depth == 0) current_slab.reset();  // the arrays keep their blocks
+}
+
+void* carve(std::size_t bytes, std::shared_ptr<void>* owner) noexcept {
+  bytes = (bytes + 255) / 256 * 256;
+  int dev = -1;
+  if (batch_depth == 0 || bytes > kCarvedMaxBytes || !ok(cudaGetDevice(&dev))) return nullptr;
+  std::shared_ptr<Slab>& s = current_slab;
+  if (!s || s->device != dev || s->used + bytes > kSlabBytes) {
+    try {
+      auto fresh = std::make_shared<Slab>();
+      if (!ok(cudaMalloc(&fresh->base, kSlabBytes))) return nullptr;
+      fresh->device = dev;
+      s = std::move(fresh);
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+  }
+  void* p = static_cast<char*>(s->base) + s->used;
+  s->used += bytes;
+  *owner = s;
+  return p;
+}
 
 int count() noexcept {
   int n = 0;
@@ -189,6 +231,11 @@ IpcEvent& IpcEvent::operator=(IpcEvent&& o) noexcept {
 #else  // !HEATSOLVE_HAVE_CUDA: no device; nothing can be pinned, exported or mapped.
 
 namespace device {
+AllocationBatch::AllocationBatch() noexcept = default;
+AllocationBatch::~AllocationBatch() = default;
+void* carve(std::size_t, std::shared_ptr<void>*) noexcept {
+  return nullptr;
+}
 int count() noexcept {
   return 0;
 }

@@ -5,11 +5,13 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/device.hpp"
 
 namespace heatsolve::cuda {
 
@@ -18,22 +20,25 @@ class CudaBuffer {
  public:
   CudaBuffer() = default;
   // The allocation is rounded up to 256 bytes: 2.5d-tma's bulk row copies cover the 16-byte
-  // aligned range around a row, up to 16 - sizeof(T) bytes past the last element.
+  // aligned range around a row, up to 16 - sizeof(T) bytes past the last element. Inside a
+  // device::AllocationBatch small buffers are carved from a shared block (`block_` keeps it).
   explicit CudaBuffer(std::size_t n) : n_(n) {
-    if (n_ > 0) CUDA_CHECK(cudaMalloc(&p_, (n_ * sizeof(T) + 255) / 256 * 256));
+    if (n_ == 0) return;
+    const std::size_t bytes = (n_ * sizeof(T) + 255) / 256 * 256;
+    p_ = static_cast<T*>(device::carve(bytes, &block_));
+    if (!p_) CUDA_CHECK(cudaMalloc(&p_, bytes));
   }
-  ~CudaBuffer() {
-    if (p_) cudaFree(p_);  // no throwing from a destructor
-  }
+  ~CudaBuffer() { release(); }
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
   CudaBuffer(CudaBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), block_(std::move(o.block_)) {}
   CudaBuffer& operator=(CudaBuffer&& o) noexcept {
     if (this != &o) {
-      if (p_) cudaFree(p_);
+      release();
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
+      block_ = std::move(o.block_);
     }
     return *this;
   }
@@ -41,8 +46,13 @@ class CudaBuffer {
   std::size_t size() const { return n_; }
 
  private:
+  void release() noexcept {
+    if (p_ && !block_) cudaFree(p_);  // no throwing from a destructor
+    block_.reset();
+  }
   T* p_ = nullptr;
   std::size_t n_ = 0;
+  std::shared_ptr<void> block_;  // the shared block a carved buffer lives in
 };
 
 // Its operations run on the legacy default stream, which the backends' non-blocking streams do

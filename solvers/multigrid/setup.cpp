@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/stopwatch.hpp"
+#include "kernels/device.hpp"
 #include "solvers/multigrid/agglomeration.hpp"
 
 namespace heatsolve {
@@ -43,6 +44,9 @@ std::unique_ptr<MultigridIteration<T>> make_multigrid_iteration(Sweeper<T>& swee
                                                                 const HelmholtzOperator<T>& op) {
   const Config& cfg = sweeper.config();
   const auto t0 = std::chrono::steady_clock::now();
+  // The hierarchy's dozens of small arrays (levels of 128^3 cells and fewer, the gathered
+  // levels) from a few device blocks, not a cudaMalloc each.
+  const device::AllocationBatch batch;
   MixedParts mixed = mixed_parts(sweeper);
   std::unique_ptr<Agglomeration<T>> agglomeration;
   if (!mixed)
