@@ -18,6 +18,7 @@
 #include "app/run_command.hpp"
 #include "app/version.hpp"
 #include "io/hdf5_storage.hpp"
+#include "kernels/device.hpp"
 
 namespace {
 
@@ -101,7 +102,12 @@ int run_cli(int argc, char** argv, heatsolve::MpiSession& mpi) {
   try {
     if (*run) return run_command(run_opts);
     if (*validate) return validate_command(run_opts);
-    if (*bench) return bench_command(bench_opts);
+    if (*bench) {
+      bench_opts.ranks = mpi.size();
+      bench_opts.rank = mpi.rank();
+      bench_opts.device = gpu_for_this_rank(device::count());
+      return bench_command(bench_opts);
+    }
     if (*info) return info_command();
   } catch (const std::bad_alloc&) {
     // A resource problem, not a bug: the memory preflight (app/preflight.hpp) let it through

@@ -19,11 +19,12 @@
 # in one file, $OUT/summaries.json (label -> summary), with the logs of failed runs.
 #   OUT=/tmp/out bash scripts/gpu_multigrid_mpi.sh
 # Environment: REPEAT (runs of each main case, default 1; 2: the fastest counts), N (default 512),
-# SKIP_BUILD=1 (use an existing build/gpu-machine), SKIP_SUITE=1 (no equivalence suite),
+# SKIP_BUILD=1 (use an existing build/gpu-machine; a copied tree may be older than its objects:
+# touch what changed), SKIP_SUITE=1 (no equivalence suite),
 # SUITE_TIMEOUT (seconds, default 180; 4 ranks need more),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
 # these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
-# --multigrid` on one GPU), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests),
+# --multigrid` on one GPU, and under mpirun on NP: one GPU against NP in one run), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests),
 # EAGER_TWO=1 (also multigrid strong and weak on NP GPUs with CUDA_MODULE_LOADING=EAGER: does
 # lazy kernel loading land in the multi-GPU set-up?).
 source "$(dirname "$0")/gpu_common.sh"
@@ -198,6 +199,10 @@ if [ "${BENCH:-0}" = 1 ]; then
   CUDA_VISIBLE_DEVICES=0 timeout 150 "$HS" bench --multigrid --size "$N" --precision double \
     >"$OUT/bench_multigrid.log" 2>&1 || echo "bench rc=$?"
   grep -vE "^\s*$" "$OUT/bench_multigrid.log" | tail -14
+  stamp "bench --multigrid $N double, one GPU against $NP (strong and weak, one run)"
+  timeout 240 mpirun --bind-to none -np "$NP" "$HS" bench --multigrid --size "$N" \
+    >"$OUT/bench_scaling.log" 2>&1 || echo "scaling bench rc=$?"
+  grep -vE "^\s*$" "$OUT/bench_scaling.log" | tail -6
 fi
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
   stamp "MPI equivalence suite on the GPUs ($NP ranks, CUDA backend)"

@@ -8,6 +8,8 @@
 
 #include "app/bench/bench.hpp"
 #include "app/bench/bench_kernels.hpp"
+#include "app/bench/bench_multigrid.hpp"
+#include "app/exit_codes.hpp"
 #include "kernels/backend.hpp"
 
 namespace heatsolve {
@@ -42,7 +44,8 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
                 "time to solution of 3D Poisson by multigrid and mg-cg against sweeps and Jacobi "
                 "(--size, default 256; --precision float|double, both when not given; double "
                 "adds mixed precision, full multigrid and one FMG pass to the discretisation "
-                "error)");
+                "error); under mpirun with P ranks: one device against P, strong and weak, "
+                "multigrid, mg-cg, fmg and Crank-Nicolson steps, double");
   cmd->add_option("--backend", o.backend,
                   "stencils and --multigrid: auto (the GPU when there is one, else the CPU), cpu "
                   "or cuda")
@@ -52,6 +55,21 @@ void add_bench_options(CLI::App* cmd, BenchOptions& o) {
 }
 
 int bench_command(const BenchOptions& o) {
+  if (o.ranks > 1) {
+    // Under mpirun: one device against all the ranks', multigrid only (the other benches
+    // time one device and would run once per rank).
+    const char* refused =
+        !o.multigrid ? "only --multigrid runs on several MPI ranks (one device against all of "
+                       "them); run the other benches without mpirun"
+        : o.precision_given && o.precision != "double"
+            ? "--multigrid on several MPI ranks runs double precision only"
+            : nullptr;
+    if (refused) {
+      if (o.rank == 0) fmt::print(stderr, "heatsolve bench: {}\n", refused);
+      return exit_code::kInputError;
+    }
+    return run_multigrid_scaling_bench(o.size > 0 ? o.size : 256, o.backend, o.device, 3, o.json);
+  }
   if (o.reductions) return run_reduction_bench(o.reduction_elements, o.precision, o.json);
   if (o.gemm) return run_gemm_bench(o.gemm_max_size, o.precision, o.json);
   if (o.multigrid)

@@ -22,6 +22,9 @@ struct BenchOptions {
   bool multigrid = false;
   bool precision_given = false;
   std::string backend = "auto";  // --multigrid only
+  // The MPI job (set by main): more than one rank runs the multigrid scaling bench, `device`
+  // this rank's GPU (-1: the current one).
+  int ranks = 1, rank = 0, device = -1;
   // Stencil bench only (all_shapes, variants, chunks, sustain_s are bound to the CLI; size,
   // dims and precision come from the fields above).
   StencilBenchOptions stencil;

@@ -1,5 +1,7 @@
 // `heatsolve bench --multigrid`: time to solution of 3D Poisson by multigrid, against the
 // best single-step sweep of the same grid and Jacobi, all measured in this run.
+#include "app/bench/bench_multigrid.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,15 +18,10 @@
 
 namespace heatsolve {
 
-namespace {
-
-// The bench's Poisson problem: a Gaussian source, or (manufactured) -lap u = 3 pi^2 prod
-// sin(pi x_d), whose solution prod sin(pi x_d) gives the discretisation error. `cycle`: v, f
-// or fmg; `precision`: float, double or mixed.
 Config bench_deck(int n, const std::string& precision, const std::string& backend,
                   const std::string& method, double tolerance, std::int64_t max_iterations,
-                  const std::string& cycle = "v", bool manufactured = false, bool fused = true,
-                  bool replay = true) {
+                  const std::string& cycle, bool manufactured, bool fused, bool replay,
+                  const std::vector<std::string>& overrides) {
   const std::string text = fmt::format(
       "name: bench_multigrid\n"
       "problem: {{type: poisson, dimensions: 3}}\n"
@@ -39,8 +36,10 @@ Config bench_deck(int n, const std::string& precision, const std::string& backen
       manufactured ? "{type: sine, amplitude: 29.608813203268074}"
                    : "{type: gaussian, amplitude: 100.0, width: 0.1, center: [0.5, 0.5, 0.5]}",
       cycle, fused, replay);
-  return parse_deck(text, "<bench --multigrid>");
+  return parse_deck(text, "<bench --multigrid>", overrides);
 }
+
+namespace {
 
 // RMS and max error of u (interior, x fastest) against prod sin(pi x_d) on the unit cube.
 std::array<double, 2> manufactured_error(const std::vector<double>& u, int n) {

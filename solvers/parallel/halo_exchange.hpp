@@ -147,7 +147,10 @@ struct FaceBuffers {
 template <typename T>
 class MpiHaloExchanger final : public HaloExchanger<T> {
  public:
-  // The decomposition must outlive the exchanger (its communicator is used).
+  // The decomposition must outlive the exchanger (its communicator is used). An exchanger
+  // serves one run: it sets its buffers up for the first backend it is given (collective) and
+  // knows that backend by its address, so a later run's backend made at the same address
+  // would find the old set-up on one rank and start a new one on another: make one per run.
   MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode);
   // The same ranks on another grid of blocks (a coarser multigrid level of the
   // decomposition): `domain` the level's (Exchange where the decomposition's faces are),

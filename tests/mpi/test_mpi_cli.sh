@@ -9,7 +9,10 @@
 #   4. a failure on one rank mid-run (test-only HEATSOLVE_TEST_FAIL_RANK) ends the whole job
 #      with a non-zero exit and "rank 1: error: ...", never a hang;
 #   5. every rank failing alike (HEATSOLVE_TEST_FAIL_RANK=all, as a full disk under collective
-#      I/O): one "error: ..." line for the job, no rank's own.
+#      I/O): one "error: ..." line for the job, no rank's own;
+#   6. `mpirun -np 2 heatsolve bench --multigrid` (one rank against two, strong and weak): the
+#      strong multigrid solve ends at the one-rank run's residual bit for bit, the same cycle
+#      counts (fmg within one), every solve converged; the other benches refuse MPI (exit 2).
 # Usage: test_mpi_cli.sh <heatsolve> <mpiexec> <workdir>
 # Environment: BACKEND=cuda runs check 1 on the GPU (kernel fixed to naive so that every block
 # size runs the same arithmetic); PYTHON names a python3 with h5py (default /usr/bin/python3).
@@ -186,6 +189,40 @@ check "every rank failing exits non-zero, not by timeout (rc $rc)" test $rc -ne 
 check "... with one error line for the job" \
   test "$(grep -c '^error: injected failure at halo exchange 7' failall.log)" -eq 1
 check "... and no rank's own" test "$(grep -c 'rank [0-9]*: error' failall.log)" -eq 0
+
+# 6. the multigrid scaling bench (CPU, 16^3: the numbers, not the times)
+timeout 120 "${MPIRUN[@]}" -np 2 "$HS" bench --multigrid --size 16 --backend "$BACKEND" --json \
+  >scaling.json 2>scaling.log
+rc=$?
+check "scaling bench (rc $rc)" test $rc -eq 0
+"$PYTHON" - scaling.json <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 2 and d["cells"] == 16, d
+rows = {r["case"]: r for r in d["rows"]}
+assert sorted(rows) == ["crank-nicolson", "fmg", "mg-cg", "multigrid"], sorted(rows)
+for name, r in rows.items():
+    one, strong, weak = r["one"], r["strong"], r["weak"]
+    for m in (one, strong, weak):
+        assert m["seconds"] > 0 and m["cycles"] > 0, (name, m)
+        if name != "crank-nicolson":
+            assert m["converged"] and m["final_residual"] <= 1e-10, (name, m)
+    slack = 1 if name == "fmg" else 0  # full multigrid: within one cycle under MPI (docs/mpi.md)
+    assert abs(strong["cycles"] - one["cycles"]) <= slack, (name, one["cycles"], strong["cycles"])
+    assert abs(r["speedup"] - one["seconds"] / strong["seconds"]) < 1e-12, r
+    assert abs(r["weak_efficiency"] - one["seconds"] / weak["seconds"]) < 1e-12, r
+# The strong solve's fields are the one-rank run's bit for bit (tests/mpi), and so is the
+# residual summed in rank order; mg-cg's dot products are summed per block.
+assert rows["multigrid"]["strong_residual_relative_difference"] == 0, rows["multigrid"]
+assert rows["crank-nicolson"]["strong_residual_relative_difference"] < 1e-12
+assert rows["mg-cg"]["strong_residual_relative_difference"] < 1e-4
+print("scaling bench: cycle counts and residuals of 1 and 2 ranks agree")
+EOF2
+check "scaling bench: 1 and 2 ranks agree" test $? -eq 0
+timeout 60 "${MPIRUN[@]}" -np 2 "$HS" bench --size 16 >bench_refused.log 2>&1
+rc=$?
+check "the stencil bench under MPI exits 2 (rc $rc)" test $rc -eq 2
+check "... saying so once" test "$(grep -c 'only --multigrid runs' bench_refused.log)" -eq 1
 
 if [ $fail -ne 0 ]; then
   for f in *.log; do echo "---- $f"; tail -20 "$f"; done
