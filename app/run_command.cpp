@@ -516,12 +516,7 @@ int run_command(const RunOptions& opts) {
 #ifdef HEATSOLVE_HAVE_MPI
   // kernel: auto under decomposition: every rank takes the variant that is fastest on the
   // slowest rank (each rank waits for its neighbours every step).
-  if (decomposition)
-    ctx.backend_options.agree_timings = [comm = decomposition->comm()](std::vector<double>& t) {
-      if (MPI_Allreduce(MPI_IN_PLACE, t.data(), int(t.size()), MPI_DOUBLE, MPI_MAX, comm) !=
-          MPI_SUCCESS)
-        throw std::runtime_error("kernel tuning: MPI_Allreduce of the candidates' times failed");
-    };
+  if (decomposition) ctx.backend_options.agree_timings = agree_on_slowest(decomposition->comm());
 #endif
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   ProgressPrinter progress(cfg.problem == ProblemType::Heat, stderr, tty);

@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -95,11 +94,7 @@ nlohmann::json fastest_run(const Config& cfg, MPI_Comm comm, int device, int rep
       ctx.exchanger_d = exchanger.get();
       ctx.checkpoint_comm = d->io_comm();
       ctx.comm = d->comm();
-      ctx.backend_options.agree_timings = [c = d->comm()](std::vector<double>& t) {
-        if (MPI_Allreduce(MPI_IN_PLACE, t.data(), int(t.size()), MPI_DOUBLE, MPI_MAX, c) !=
-            MPI_SUCCESS)
-          throw std::runtime_error("kernel tuning: MPI_Allreduce of the candidates' times failed");
-      };
+      ctx.backend_options.agree_timings = agree_on_slowest(d->comm());
     }
     MPI_Barrier(comm);
     const RunResult r = run_simulation(cfg, ctx, {});

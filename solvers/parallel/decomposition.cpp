@@ -265,6 +265,13 @@ double MpiReducer::max(double local) const {
   return out;
 }
 
+std::function<void(std::vector<double>&)> agree_on_slowest(MPI_Comm comm) {
+  return [comm](std::vector<double>& t) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, t.data(), int(t.size()), MPI_DOUBLE, MPI_MAX, comm),
+              "MPI_Allreduce (kernel tuning: the candidates' times)");
+  };
+}
+
 #endif  // HEATSOLVE_HAVE_MPI
 
 }  // namespace heatsolve

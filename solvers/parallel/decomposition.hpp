@@ -8,8 +8,10 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "solvers/parallel/domain.hpp"
 
@@ -110,6 +112,10 @@ class MpiReducer final : public Reducer {
   MPI_Comm comm_;
   int size_ = 1;
 };
+
+// BackendOptions::agree_timings for the ranks of `comm` (collective): each candidate's time
+// becomes its maximum over them, so that every rank picks the variant fastest on the slowest.
+std::function<void(std::vector<double>&)> agree_on_slowest(MPI_Comm comm);
 
 #endif  // HEATSOLVE_HAVE_MPI
 
