@@ -1,5 +1,7 @@
 #include "kernels/backend.hpp"
 
+#include <atomic>
+
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/device.hpp"
 #ifdef HEATSOLVE_HAVE_CUDA
@@ -9,6 +11,11 @@
 #endif
 
 namespace heatsolve {
+
+std::uint64_t next_backend_instance() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}
 
 bool cuda_device_available() {
   return device::count() > 0;

@@ -88,6 +88,9 @@ struct BackendOptions {
   std::function<void(std::vector<double>&)> agree_timings;
 };
 
+// 1, 2, ... over the process's life, for Backend::instance() (thread-safe).
+std::uint64_t next_backend_instance();
+
 template <typename T>
 class Backend {
  public:
@@ -467,6 +470,14 @@ class Backend {
   // True when Arrays and the pointers handed to the kernels live in device memory (CUDA):
   // then MPI needs CUDA-aware support or host staging for halo buffers.
   virtual bool device_memory() const { return false; }
+
+  // This backend among all the process made (1, 2, ...): unlike its address, which a later
+  // backend may reuse, never the same for two, so that a halo exchanger tells a new run's
+  // backend from the one it set its buffers up for.
+  std::uint64_t instance() const { return instance_; }
+
+ private:
+  const std::uint64_t instance_ = next_backend_instance();
 };
 
 // Cells in one face layer of g (the size of a pack_face buffer); 0 for z faces of a 2D grid.

@@ -70,7 +70,7 @@ nlohmann::json measured(const RunResult& r, double wall) {
 // Runs cfg 1 + repeats times on the ranks of `comm` (one block each, cfg.decomposition; a
 // single rank runs as a serial process does), the first untimed; the fastest run's
 // measurements, the same on every rank. Each run gets its own decomposition and exchanger, as
-// a `heatsolve run` process does: an exchanger binds its buffers to the first run's backend.
+// a `heatsolve run` process does.
 nlohmann::json fastest_run(const Config& cfg, MPI_Comm comm, int device, int repeats) {
   int size = 1;
   MPI_Comm_size(comm, &size);

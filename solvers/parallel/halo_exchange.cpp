@@ -413,7 +413,7 @@ bool MpiHaloExchanger<T>::device_to_device() const {
 
 template <typename T>
 void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
-  if (bound_ == &backend) return;
+  if (bound_ == backend.instance()) return;
   if (!requests_.empty())
     throw std::logic_error("halo exchange: backend changed while an exchange is in flight");
   bool try_ipc = false;
@@ -438,7 +438,7 @@ void MpiHaloExchanger<T>::setup(Backend<T>& backend) {
     setup_cost_.buffers += clock.lap();
   }
   if (active_faces() == 0) transport_ = HaloTransport::None;
-  bound_ = &backend;
+  bound_ = backend.instance();
 }
 
 template <typename T>
@@ -565,7 +565,7 @@ std::string MpiDeepHaloExchanger<T>::transport() const {
 
 template <typename T>
 void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
-  if (bound_ == &backend) return;
+  if (bound_ == backend.instance()) return;
   bool try_ipc = false;
   transport_ = choose_transport(backend.device_memory(), mode_, &try_ipc);
   bool any = false;
@@ -595,7 +595,7 @@ void MpiDeepHaloExchanger<T>::setup(Backend<T>& backend) {
     share_events();
     if (try_ipc) setup_cost_.ipc_events += clock.lap();
   }
-  bound_ = &backend;
+  bound_ = backend.instance();
 }
 
 // Creates and exports this rank's events of each IPC face, opens the neighbour's, and agrees

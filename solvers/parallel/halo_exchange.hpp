@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -147,10 +148,9 @@ struct FaceBuffers {
 template <typename T>
 class MpiHaloExchanger final : public HaloExchanger<T> {
  public:
-  // The decomposition must outlive the exchanger (its communicator is used). An exchanger
-  // serves one run: it sets its buffers up for the first backend it is given (collective) and
-  // knows that backend by its address, so a later run's backend made at the same address
-  // would find the old set-up on one rank and start a new one on another: make one per run.
+  // The decomposition must outlive the exchanger (its communicator is used). Its buffers are
+  // set up (collectively) for the backend it is given; a later run's backend, even one made
+  // at the old one's address, sets them up anew on every rank (Backend::instance()).
   MpiHaloExchanger(const CartesianDecomposition& decomposition, HaloMode mode);
   // The same ranks on another grid of blocks (a coarser multigrid level of the
   // decomposition): `domain` the level's (Exchange where the decomposition's faces are),
@@ -194,7 +194,7 @@ class MpiHaloExchanger final : public HaloExchanger<T> {
   GridDesc g_;
   HaloMode mode_;
   std::array<Face, 6> faces_;
-  const Backend<T>* bound_ = nullptr;  // backend the buffers were allocated for
+  std::uint64_t bound_ = 0;  // Backend::instance() the buffers were set up for
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
   ExchangeSetupCost setup_cost_;
@@ -262,7 +262,7 @@ class MpiDeepHaloExchanger final : public DeepHaloExchanger<T> {
   ExchangeOrdering ordering_;
   bool device_ordered_ = false;  // every face with a peer ordered
   std::array<Face, 6> faces_;
-  const Backend<T>* bound_ = nullptr;
+  std::uint64_t bound_ = 0;  // Backend::instance() the buffers were set up for
   HaloTransport transport_ = HaloTransport::None;
   IpcLinks ipc_;
   ExchangeSetupCost setup_cost_;
