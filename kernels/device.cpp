@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -52,8 +53,12 @@ AllocationBatch::~AllocationBatch() {
 
 void* carve(std::size_t bytes, std::shared_ptr<void>* owner) noexcept {
   bytes = (bytes + 255) / 256 * 256;
+  // HEATSOLVE_NO_ALLOCATION_BATCH=1: every array its own cudaMalloc (to measure what the
+  // batches save, in one build).
+  static const bool off = std::getenv("HEATSOLVE_NO_ALLOCATION_BATCH") != nullptr;
   int dev = -1;
-  if (batch_depth == 0 || bytes > kCarvedMaxBytes || !ok(cudaGetDevice(&dev))) return nullptr;
+  if (off || batch_depth == 0 || bytes > kCarvedMaxBytes || !ok(cudaGetDevice(&dev)))
+    return nullptr;
   std::shared_ptr<Slab>& s = current_slab;
   if (!s || s->device != dev || s->used + bytes > kSlabBytes) {
     try {

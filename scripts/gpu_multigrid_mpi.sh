@@ -24,9 +24,11 @@
 # SUITE_TIMEOUT (seconds, default 180; 4 ranks need more),
 # BACKEND (default cuda; cpu for a dry run), GTEST_FILTER (also build heatsolve_tests and run
 # these gtests last), SKIP_EXTRAS=1 (the main cases only), BENCH=1 (also `heatsolve bench
-# --multigrid` on one GPU, and under mpirun on NP: one GPU against NP in one run), SKIP_TABLE=1 (no runs and no table: the bench, suite and gtests),
+# --multigrid` on one GPU, and under mpirun on NP: one GPU against NP in one run), SKIP_TABLE=1
+# (no runs and no table: the bench, suite and gtests),
 # EAGER_TWO=1 (also multigrid strong and weak on NP GPUs with CUDA_MODULE_LOADING=EAGER: does
-# lazy kernel loading land in the multi-GPU set-up?).
+# lazy kernel loading land in the multi-GPU set-up?), NO_BATCH=1 (also multigrid on 1 GPU, strong
+# and weak with HEATSOLVE_NO_ALLOCATION_BATCH=1: what carving the hierarchy's arrays saves).
 source "$(dirname "$0")/gpu_common.sh"
 export OMP_NUM_THREADS=4
 REPEAT=${REPEAT:-1}
@@ -108,6 +110,12 @@ if [ "${EAGER_TWO:-0}" = 1 ]; then
   stamp "multigrid on $NP GPUs, eager module loading"
   RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_strong_${NP}_eager "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}"
   RUN_ENV=CUDA_MODULE_LOADING=EAGER run multigrid_weak_${NP}_eager "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}"
+fi
+if [ "${NO_BATCH:-0}" = 1 ]; then
+  stamp "multigrid on 1 and $NP GPUs, each array its own cudaMalloc (no allocation batch)"
+  RUN_ENV=HEATSOLVE_NO_ALLOCATION_BATCH=1 run multigrid_1_nobatch 1 "$REPEAT" "${POISSON[@]}" "${STRONG[@]}"
+  RUN_ENV=HEATSOLVE_NO_ALLOCATION_BATCH=1 run multigrid_strong_${NP}_nobatch "$NP" "$REPEAT" "${POISSON[@]}" "${STRONG[@]}"
+  RUN_ENV=HEATSOLVE_NO_ALLOCATION_BATCH=1 run multigrid_weak_${NP}_nobatch "$NP" "$REPEAT" "${POISSON[@]}" "${WEAK[@]}"
 fi
 if [ "${SKIP_EXTRAS:-0}" != 1 ]; then
 stamp "extras: 1 GPU with eager module loading; agglomerate_below 32^3 and 64^3"
