@@ -158,15 +158,18 @@ TEST(TemporalPolicies, EveryDimensionAndPrecisionHasPassesAndRowsAreDistinct) {
 // registers enough for its stage rings (2 K RY VX values, 8 bytes each in double) within an
 // SM's 64 Ki registers and 2048 threads; 0 leaves the choice to ptxas.
 TEST(TemporalPolicies, NormBlocksFitAnSM) {
+  int bounded = 0;  // rows that set norm_blocks: at least the multigrid passes' double rows
   for (const cuda::TemporalPolicy& p : cuda::kTemporalPolicies) {
     if (p.norm_blocks == 0) continue;
+    ++bounded;
     const int threads = 32 * p.shape.by * p.norm_blocks;
-    EXPECT_GT(p.norm_blocks, 0) << p.shape.str();
+    EXPECT_GT(p.norm_blocks, 0) << p.shape.str();  // no negative bound either
     EXPECT_LE(threads, 2048) << p.shape.str();
     const int registers = 65536 / threads;
     const int ring_words = 2 * p.shape.k * p.shape.ry * p.shape.vx * (p.value_bytes == 4 ? 1 : 2);
     EXPECT_GE(registers, ring_words + 64) << p.shape.str();
   }
+  EXPECT_GT(bounded, 0) << "no row sets norm_blocks: the loop above checked nothing";
 }
 
 }  // namespace
