@@ -187,6 +187,14 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   read_problem(top.require("problem"), cfg);
   read_grid(top.require("grid"), cfg);
   section(top, "material", cfg, read_material);
+  if (const DeckNode* m = top.get("materials"); m && features.max_region_cells > 0) {
+    std::int64_t cells = 1;
+    for (int d = 0; d < cfg.dimensions; ++d) cells *= cfg.cells[d];
+    if (cells > features.max_region_cells)
+      fail(m->loc, fmt::format("materials: {} cells are more than this reader checks regions on "
+                               "({})",
+                               cells, features.max_region_cells));
+  }
   section(top, "materials", cfg, read_materials);
   // Before time: the stability limit of materials by region depends on periodic faces.
   section(top, "boundary", cfg, read_boundary);

@@ -2,6 +2,7 @@
 // the offending file:line:column.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,11 @@ struct DeckFeatures {
   // known (`heatsolve validate`, which may run where the deck will not), no check; `heatsolve
   // run` sets it.
   std::function<int()> compute_capability;
+  // Materials by region: the deck's checks visit every cell (each region's cells, the
+  // per-cell stability limit), in time and memory that grow with the grid. > 0: a deck with
+  // `materials` on a grid of more cells is refused (the fuzz target, whose every input must
+  // finish in seconds); 0: no limit (heatsolve).
+  std::int64_t max_region_cells = 0;
   static DeckFeatures of_this_build();
 };
 

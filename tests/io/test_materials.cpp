@@ -220,6 +220,31 @@ TEST(DeckMaterials, TwoDimensionalRegions) {
   EXPECT_EQ(c.material.regions[2].region.axis, 2);
 }
 
+// DeckFeatures::max_region_cells (the fuzz target's bound): a deck with regions on a larger
+// grid is refused at `materials`, before any region is checked cell by cell; at the bound, or
+// without regions, it reads as without one.
+TEST(DeckMaterials, RegionCellBoundRefusesLargerGrids) {
+  const std::string regions =
+      "materials:\n  - {region: {box: {lower: [0, 0, 0], upper: [0.5, 1, 1]}}, conductivity: 3}\n";
+  DeckFeatures bounded = DeckFeatures::of_this_build();
+  bounded.max_region_cells = 16 * 16 * 16;
+  const std::string big = head(3, "{cells: [16, 16, 17]}") + regions;
+  try {
+    parse_deck(big, "test.yaml", {}, bounded);
+    ADD_FAILURE() << "a grid past the bound was read";
+  } catch (const DeckError& e) {
+    EXPECT_NE(std::string(e.what()).find("materials: 4352 cells are more than"), std::string::npos)
+        << e.what();
+    EXPECT_GT(e.line(), 1);
+  }
+  EXPECT_EQ(parse_deck(head(3, "{cells: [16, 16, 16]}") + regions, "test.yaml", {}, bounded)
+                .material.regions.size(),
+            1u);
+  EXPECT_TRUE(
+      parse_deck(head(3, "{cells: [64, 64, 64]}"), "test.yaml", {}, bounded).material.uniform());
+  EXPECT_EQ(parse(big).material.regions.size(), 1u);  // heatsolve itself: no bound
+}
+
 TEST(DeckMaterials, EmptyMaterialsListIsUniform) {
   EXPECT_TRUE(parse(kHead3 + "materials: []\n").material.uniform());
   EXPECT_TRUE(parse(kHead3 + "materials:\n").material.uniform());
