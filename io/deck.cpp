@@ -188,8 +188,7 @@ Config build_config(const DeckNode& root, const DeckFeatures& features) {
   read_grid(top.require("grid"), cfg);
   section(top, "material", cfg, read_material);
   if (const DeckNode* m = top.get("materials"); m && features.max_region_cells > 0) {
-    std::int64_t cells = 1;
-    for (int d = 0; d < cfg.dimensions; ++d) cells *= cfg.cells[d];
+    const auto cells = static_cast<std::int64_t>(cfg.grid().interior_size());
     if (cells > features.max_region_cells)
       fail(m->loc, fmt::format("materials: {} cells are more than this reader checks regions on "
                                "({})",

@@ -100,9 +100,14 @@ int compute_capability(int device) noexcept {
   }
 }
 
+int make_current(int device) noexcept {
+  if (device >= count() || (device >= 0 && !ok(cudaSetDevice(device)))) return -1;
+  int current = -1;
+  return ok(cudaGetDevice(&current)) ? current : -1;
+}
+
 std::optional<std::uint64_t> free_memory(int device) noexcept {
-  if (count() == 0) return std::nullopt;
-  if (device >= 0 && !ok(cudaSetDevice(device))) return std::nullopt;
+  if (count() == 0 || make_current(device) < 0) return std::nullopt;
   std::size_t free = 0, total = 0;
   if (!ok(cudaMemGetInfo(&free, &total))) return std::nullopt;
   return static_cast<std::uint64_t>(free);
@@ -243,6 +248,9 @@ void* carve(std::size_t, std::shared_ptr<void>*) noexcept {
 }
 int count() noexcept {
   return 0;
+}
+int make_current(int) noexcept {
+  return -1;
 }
 int compute_capability(int) noexcept {
   return 0;

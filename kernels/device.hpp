@@ -18,6 +18,10 @@ namespace heatsolve::device {
 // Usable CUDA devices: 0 without CUDA in the build, without a driver or without a device.
 int count() noexcept;
 
+// Makes `device` current on this thread (-1: keeps the current one) and returns the current
+// device; -1 when there is no such device or CUDA cannot select it.
+int make_current(int device) noexcept;
+
 // Compute capability of `device` (-1: the current one) as 10 major + minor, read once per
 // device; 0 when there is no such device.
 int compute_capability(int device = -1) noexcept;

@@ -708,16 +708,13 @@ class CudaBackend final : public Backend<T> {
       if (same_extents(x.g, g)) generate(x, g, &r);
     return r;
   }
-  // Makes `device` (-1: keep the current one) current and returns it: first thing, as the
-  // workspaces below allocate on the current device when they are constructed.
+  // device::make_current, first thing: the workspaces below allocate on the current device.
   static int select_device(int device) {
-    if (device >= 0) {
-      if (device >= device::count())
-        throw BackendError("CUDA device " + std::to_string(device) + " does not exist");
-      CUDA_CHECK(cudaSetDevice(device));
-    }
-    CUDA_CHECK(cudaGetDevice(&device));
-    return device;
+    const int current = device::make_current(device);
+    if (current < 0)
+      throw BackendError("CUDA device " + std::to_string(device) + " cannot be used (" +
+                         std::to_string(device::count()) + " visible)");
+    return current;
   }
   static bool same_extents(const GridDesc& a, const GridDesc& b) {
     return a.dims == b.dims && a.nx == b.nx && a.ny == b.ny && (a.dims == 2 || a.nz == b.nz);
