@@ -9,6 +9,7 @@
 #include "core/stopwatch.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/multigrid/phase_timer.hpp"
+#include "solvers/parallel/margins.hpp"
 
 namespace heatsolve {
 
@@ -23,6 +24,7 @@ using multigrid_detail::PhaseTimer;
 template <typename T>
 void Multigrid<T>::attach_deep_smoothing() {
   Backend<T>& backend = levels_[0].op.backend();
+  filled_.assign(levels_.size(), {});
   for (int l = 0; l <= last_distributed(); ++l) {
     if (std::size_t(l) >= agg_->deep.size() || !agg_->deep[std::size_t(l)] ||
         levels_[std::size_t(l)].op.is_variable())
@@ -34,6 +36,16 @@ void Multigrid<T>::attach_deep_smoothing() {
     stream_margins(ex->geometry(), &deep.margins);
     const std::ptrdiff_t before = std::ptrdiff_t(deep.margins.before);
     deep.fill = [this, l, ex, before, &backend](T* x) {
+      FilledMargins& filled = filled_[std::size_t(l)];
+      if (filled.side) backend.join_side();
+      filled.side = false;
+      if (filled.x == x) {  // prefill_margins or zero_with_margins did it
+        filled.x = nullptr;
+        if (!filled.zeroed) return;
+        ++timing_.zeroed[l];
+        filled.zeroed = false;
+        return;
+      }
       const auto t0 = Clock::now();
       ex->exchange(backend, x - before);
       timing_.exchange[l] += seconds_since(t0);
@@ -49,6 +61,47 @@ void Multigrid<T>::attach_deep_smoothing() {
         backend.prepare_untimed(ex->geometry().extended);
     }
   }
+}
+
+template <typename T>
+void Multigrid<T>::prefill_margins(int l, T* x) {
+  if (std::size_t(l) >= filled_.size() || filled_[std::size_t(l)].x == x) return;
+  forget_filled_margins(l);
+  const DeepSmoothing<T>& deep = levels_[l].op.deep_smoothing();
+  DeepHaloExchanger<T>* ex =
+      std::size_t(l) < agg_->deep.size() ? agg_->deep[std::size_t(l)].get() : nullptr;
+  if (!deep || !ex || !margins_of(x).covers(deep.margins)) return;
+  Backend<T>& backend = levels_[l].op.backend();
+  const auto t0 = Clock::now();
+  backend.fork_side();  // after the pass that computed x
+  ex->exchange(backend, x - std::ptrdiff_t(deep.margins.before), Lane::Side);
+  timing_.exchange[l] += seconds_since(t0);
+  ++timing_.exchanges[l];
+  ++timing_.prefilled[l];
+  filled_[std::size_t(l)] = {x, true, false};
+}
+
+template <typename T>
+void Multigrid<T>::zero_with_margins(int l, T* x) {
+  const DeepSmoothing<T>& deep = levels_[l].op.deep_smoothing();
+  if (std::size_t(l) >= filled_.size() || !deep || !margins_of(x).covers(deep.margins)) {
+    levels_[l].op.space().zero(x);
+    return;
+  }
+  // The extended grid's interior: the block and the margins' cells that an exchange fills.
+  levels_[l].op.backend().combine(x - std::ptrdiff_t(deep.margins.before), nullptr, nullptr, 0,
+                                  deep.extended);
+  FilledMargins& filled = filled_[std::size_t(l)];
+  filled.x = x;  // a side exchange still in flight is joined at the level's next exchange
+  filled.zeroed = true;
+}
+
+template <typename T>
+void Multigrid<T>::forget_filled_margins(int l) {
+  if (std::size_t(l) >= filled_.size()) return;
+  FilledMargins& filled = filled_[std::size_t(l)];
+  if (filled.side) levels_[l].op.backend().join_side();
+  filled = {};
 }
 
 // execution.overlap on a decomposed hierarchy: a sweep split into core and shell around its
@@ -99,7 +152,9 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
                      {"exchange_seconds", timing_.exchange[l]},
                      {"exchanges", timing_.exchanges[l]},
                      {"deep_smoothing_depth", levels_[l].op.deep_smoothing().depth},
-                     {"deep_passes", timing_.deep_passes[l]}};
+                     {"deep_passes", timing_.deep_passes[l]},
+                     {"margins_exchanged_alongside", timing_.prefilled[l]},
+                     {"margins_zeroed", timing_.zeroed[l]}};
     if (l > 0) j["grid"] = name(agg_->levels[std::size_t(l) - 1].domain.global);
     levels.push_back(j);
   }
@@ -241,6 +296,9 @@ void Multigrid<T>::exchange(int l, T* x) {
 // A decomposed hierarchy's members, defined here, for both precisions.
 #define HEATSOLVE_DISTRIBUTED_MEMBERS(T)                                           \
   template void Multigrid<T>::attach_deep_smoothing();                             \
+  template void Multigrid<T>::prefill_margins(int, T*);                            \
+  template void Multigrid<T>::zero_with_margins(int, T*);                          \
+  template void Multigrid<T>::forget_filled_margins(int);                          \
   template void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>&); \
   template nlohmann::json Multigrid<T>::decomposition_report() const;              \
   template void Multigrid<T>::agglomerated_correction(int, T*, MultigridCycle);    \

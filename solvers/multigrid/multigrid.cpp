@@ -346,6 +346,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   timing_.exchange.assign(levels_.size(), 0.0);
   timing_.exchanges.assign(levels_.size(), 0);
   timing_.deep_passes.assign(levels_.size(), 0);
+  timing_.prefilled.assign(levels_.size(), 0);
+  timing_.zeroed.assign(levels_.size(), 0);
 }
 
 template <typename T>
@@ -420,14 +422,20 @@ bool Multigrid<T>::smooth(int l, T** cur, T** other, const T* f, int sweeps, boo
 }
 
 template <typename T>
+bool Multigrid<T>::prolongs_in_pass(int l) const {
+  const int sweeps = settings_.post_sweeps;
+  return (l > 0 || smooth_finest_) && settings_.fused && !small_[l] && sweeps > 0 &&
+         settings_.prolongation == Prolongation::Linear &&
+         levels_[l].op.backend().prolongs_in_sweeps(grid(l).dims, sweeps);
+}
+
+template <typename T>
 bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, const T* other,
                                    const T* f) {
   const HelmholtzOperator<T>& op = levels_[l].op;
   const HelmholtzOperator<T>& cop = levels_[l + 1].op;
   const int sweeps = settings_.post_sweeps;
-  const bool in_pass = (l > 0 || smooth_finest_) && settings_.fused && !small_[l] && sweeps > 0 &&
-                       settings_.prolongation == Prolongation::Linear &&
-                       op.backend().prolongs_in_sweeps(grid(l).dims, sweeps);
+  const bool in_pass = prolongs_in_pass(l);
   PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
   if (in_pass && op.smooths_deep(cur, other, f, sweeps)) {
     // The fine margins' planes are children of the coarse planes past the block: M fine planes
@@ -548,7 +556,7 @@ void Multigrid<T>::precondition(const T* r, T* e) {
 template <typename T>
 void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
   pending_ = {};
-  levels_[0].op.space().zero(e);
+  zero_with_margins(0, e);
   visit(0, e, r, type, BoundaryMode::Homogeneous);
   if (singular_) level_remove_mean(0, e);
   clock_.settle(false);
@@ -619,7 +627,7 @@ void Multigrid<T>::restrict_residual(int l, T* x, const T* f, BoundaryMode m, bo
     lv.op.residual_restrict(x, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(), mode(l, m),
                             settings_.fused, exchanged);
   }
-  if (!agg_ || l < last_distributed()) lc.op.space().zero(lc.u->data());
+  if (!agg_ || l < last_distributed()) zero_with_margins(l + 1, lc.u->data());
 }
 
 // The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch;
@@ -632,6 +640,12 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   Level& lv = levels_[l];
   Backend<T>& backend = lv.op.backend();
   Level& lc = levels_[l + 1];
+  // A post-smoothing that adds the correction in its passes reads cur's margins as they are
+  // now: exchanged alongside the restriction and the coarser levels (its Exchange ghosts, which
+  // the restriction reads, get the values they hold already).
+  if (agg_ && l < last_distributed() && exchanged && prolongs_in_pass(l) &&
+      lv.op.smooths_deep(cur, other, f, settings_.post_sweeps))
+    prefill_margins(l, cur);
   restrict_residual(l, cur, f, m, exchanged);
   bool prolonged_in_smoothing = false;
   exchanged = false;
@@ -652,8 +666,11 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     }
   }
   // The correction changed cur: its ghosts are stale unless the post-smoothing refills them.
-  if (!prolonged_in_smoothing)
+  if (!prolonged_in_smoothing) {
+    forget_filled_margins(l);  // the correction changed cur outside a pass
     exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
+  }
+  forget_filled_margins(l);  // nothing filled survives the post-smoothing
   // An odd number of sweeps in all leaves the iterate in the scratch buffer (the copy takes
   // the ghosts along).
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());

@@ -60,6 +60,9 @@ class Multigrid : public Preconditioner<T> {
     std::vector<double> exchange;
     std::vector<long long> exchanges;
     std::vector<long long> deep_passes;  // smoothings through deep halos, per level
+    // Deep exchanges queued on the side lane (prefill_margins; counted in `exchanges` too),
+    // and deep passes that needed none, their margins zeroed with the field (zero_with_margins).
+    std::vector<long long> prefilled, zeroed;
     double agglomeration = 0;
     // Decomposed set-up: tuning the distributed levels' kernels, and their first exchanges
     // (buffers, IPC mappings); host seconds of allocating this rank's levels (and gathering
@@ -202,6 +205,19 @@ class Multigrid : public Preconditioner<T> {
   int last_distributed() const { return int(levels_.size()) - 2; }
   // Deep smoothing on the distributed levels whose fields carry margins (Agglomeration::deep).
   void attach_deep_smoothing();
+  // Whether level l's post-smoothing may add the coarse correction inside its passes (then it
+  // reads the iterate's margins as the pre-smoothing left them).
+  bool prolongs_in_pass(int l) const;
+  // Level l's margins of x exchanged on the side lane now, for x's next deep pass, while the
+  // main lane goes on (the residual's restriction, the coarser levels): that pass waits for it
+  // instead of exchanging. Nothing where x's margins are filled already.
+  void prefill_margins(int l, T* x);
+  // x = 0 on level l, its margins too where it has them: they then hold what an exchange
+  // would bring (the neighbours' zeros), and x's next deep pass exchanges nothing.
+  void zero_with_margins(int l, T* x);
+  // Forgets level l's filled margins (x is about to change otherwise than by a deep pass),
+  // after the side lane's exchange, if any.
+  void forget_filled_margins(int l);
   // execution.overlap: the levels' sweeps split around their exchanges where that pays.
   void attach_split_exchanges(const HelmholtzOperator<T>& fine);
 
@@ -225,6 +241,16 @@ class Multigrid : public Preconditioner<T> {
   Timing timing_;
   bool timed_ = true;   // false inside a subtree timed as one unit (kUnitTimedCells)
   bool split_ = false;  // decomposed: the levels' sweeps overlap their exchanges
+  // Per distributed level with deep smoothing: the field whose margins hold the neighbours'
+  // values for its next deep pass (prefill_margins, zero_with_margins), and whether an exchange
+  // on the side lane is still to be joined (before any other exchange of the level: the
+  // exchanger's receive buffers alternate by exchange, deep_halo.hpp).
+  struct FilledMargins {
+    const T* x = nullptr;
+    bool side = false;
+    bool zeroed = false;  // by zero_with_margins
+  };
+  std::vector<FilledMargins> filled_;
   // The fields of a cycle begun (begin_cycle); its iterate is in levels_[0].tmp, with its
   // Exchange ghosts filled where `exchanged` (a deep pass).
   struct Pending {

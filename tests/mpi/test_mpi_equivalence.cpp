@@ -1090,6 +1090,31 @@ void test_multigrid_equivalence() {
         const long long passes = finest.at("deep_passes");
         CHECK(passes > 0 && int(finest.at("deep_smoothing_depth")) == cfg.multigrid.margin_depth(),
               "{}: the finest level smoothed {} times through deep halos", label, passes);
+        // Deep exchanges saved (Multigrid::zero_with_margins, prefill_margins): a pass that
+        // needed none counts as zeroed, an exchange on the side lane as one too.
+        for (const auto& lv : r.multigrid.at("decomposed").at("levels")) {
+          if (!lv.contains("margins_zeroed")) continue;
+          const long long zeroed = lv.at("margins_zeroed"), deep = lv.at("deep_passes"),
+                          alongside = lv.at("margins_exchanged_alongside"),
+                          exchanges = lv.at("exchanges");
+          CHECK(zeroed <= deep && alongside <= exchanges,
+                "{}: level {}: {} passes on zeroed margins of {}, {} of {} exchanges alongside",
+                label, int(lv.at("level")), zeroed, deep, alongside, exchanges);
+        }
+        // mg-cg's preconditioner starts from zero (one application per iteration and one
+        // before): its first pass finds the margins zeroed with the field.
+        const long long finest_zeroed = finest.at("margins_zeroed");
+        const long long iterations = r.multigrid.at("cycles");
+        CHECK(cfg.method != SolverMethod::MultigridCG || cfg.precision != Precision::Double ||
+                  finest_zeroed >= iterations,
+              "{}: {} of the finest level's passes on zeroed margins in {} iterations", label,
+              finest_zeroed, iterations);
+        // The GPU's post-smoothing pass adds the correction (fused 256^3 case): its margins
+        // were exchanged alongside the restriction and the coarser levels, every cycle.
+        const long long alongside = finest.at("margins_exchanged_alongside");
+        CHECK(label.rfind("mg3d-fused-dist", 0) != 0 || alongside >= iterations,
+              "{}: {} of the finest level's exchanges alongside in {} cycles", label, alongside,
+              iterations);
       }
       const double cycles = double(r.multigrid.at("cycles"));
       // Full multigrid: within one cycle where its nested iteration ran over distributed
