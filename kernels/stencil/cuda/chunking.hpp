@@ -81,9 +81,14 @@ inline int register_chunk(int dims, int tiles, int ns, int sms) {
 }
 
 // Temporal blocking, K steps per pass: a block iterates over its chunk plus 2K planes (the
-// stages fill and drain); chunks of at least max(32, 4K) planes.
+// stages fill and drain); chunks of at least max(32, 4K) planes, or max(16, 4K) where those
+// leave resident slots empty: a 2-GPU block's 256 x 256 x 136 level (100 tiles, 264 slots)
+// took 2 chunks of 68 planes, 200 blocks, and 68 SMs streamed two of them; 5 chunks of 28
+// put at most 4 x 34 planes on an SM instead of 2 x 74.
 inline int temporal_chunk(int k, int tiles, int ns, int slots) {
-  return wave_chunk(tiles, ns, slots, 2 * k, std::max(32, 4 * k));
+  const int chunk = wave_chunk(tiles, ns, slots, 2 * k, std::max(32, 4 * k));
+  if (tiles * cdiv(ns, chunk) >= slots) return chunk;
+  return wave_chunk(tiles, ns, slots, 2 * k, std::max(16, 4 * k));
 }
 
 }  // namespace heatsolve::cuda

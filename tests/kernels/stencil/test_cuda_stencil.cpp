@@ -736,6 +736,12 @@ TEST(CudaChunking, RungDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(temporal_chunk(2, 387, 512, 5 * 132), 35);  // 3D float k = 2 default (partial sums,
                                                         // 9 x 43 tiles, 5 blocks per SM)
   EXPECT_EQ(temporal_chunk(2, 171, 512, 2 * 132), 43);  // rings 32x8 (3D float until session 7)
+  // 3D double k = 3 on a 2-GPU block's 256 x 256 x 128 level with its margins (136 planes, 100
+  // tiles, 2 blocks per SM): 5 chunks of 28 planes, not 2 of 68 (200 blocks, 264 slots); a
+  // 256^3 level (one GPU) and the weak block's 264 planes fill the slots with 5 chunks anyway.
+  EXPECT_EQ(temporal_chunk(3, 100, 136, 2 * 132), 28);
+  EXPECT_EQ(temporal_chunk(3, 100, 256, 2 * 132), 52);
+  EXPECT_EQ(temporal_chunk(3, 100, 264, 2 * 132), 53);
   // 2.5d-async: one round of long chunks when the tiles leave slots free, else auto_chunk.
   EXPECT_EQ(one_round_chunk(64, 512, 256, 132), 128);
   EXPECT_EQ(one_round_chunk(512, 512, 256, 132), auto_chunk(512, 512, 16 * 132));
