@@ -382,12 +382,46 @@ double face_conductivity(double k, double kn) {
   return 2 * k * kn / (k + kn);
 }
 
+// Neighbours of cell index i on an axis of n cells: i - 1 and i + 1, wrapped where the axis is
+// periodic, -1 past a wall.
+std::array<int, 2> axis_neighbours(int i, int n, bool wrap) {
+  return {i > 0 ? i - 1 : wrap ? n - 1 : -1, i + 1 < n ? i + 1 : wrap ? 0 : -1};
+}
+
+// One tile of the layer plane with its ring of neighbours: the global cells [lo - 1, hi] per
+// plane axis where they exist (wrapped across periodic faces), so that the per-cell limit of
+// the tile's cells needs no other memory.
+struct LayerTile {
+  std::array<std::vector<int>, 2> cells;  // global indices, ring included, per plane axis
+  std::array<int, 2> first{0, 0};         // the position of lo in cells
+};
+
+LayerTile layer_tile(const std::array<int, 2>& lo, const std::array<int, 2>& hi,
+                     const std::array<int, 2>& n, const std::array<bool, 2>& wrap) {
+  LayerTile t;
+  for (int a = 0; a < 2; ++a) {
+    const int before = axis_neighbours(lo[a], n[a], wrap[a])[0];
+    const int after = axis_neighbours(hi[a] - 1, n[a], wrap[a])[1];
+    if (before >= 0) t.cells[a].push_back(before);
+    t.first[a] = int(t.cells[a].size());
+    for (int i = lo[a]; i < hi[a]; ++i) t.cells[a].push_back(i);
+    if (after >= 0) t.cells[a].push_back(after);
+  }
+  return t;
+}
+
 struct Layer {
   std::vector<double> k, heat;
 };
 
-Layer evaluate_layer(const Config& cfg, int s) {
-  const Evaluation e(cfg, layer(cfg, s), true);
+Layer evaluate_layer(const Config& cfg, const LayerTile& t, int s) {
+  Lists lists;
+  const int slow = cfg.dimensions - 1;
+  lists[0] = t.cells[0];
+  if (cfg.dimensions == 3) lists[1] = t.cells[1];
+  for (int d = 0; d < 3; ++d)
+    if (lists[d].empty()) lists[d] = {d == slow ? s : 0};
+  const Evaluation e(cfg, std::move(lists), true);
   Layer out;
   out.k.resize(e.size());
   out.heat.resize(e.size());
@@ -395,79 +429,103 @@ Layer evaluate_layer(const Config& cfg, int s) {
   return out;
 }
 
-MaterialsDtLimit limit_over_cells(const Config& cfg) {
+}  // namespace
+
+// The limit over every cell, a tile of the layer plane at a time (rows of at most `tile_row`
+// cells, at most `tile_cells` cells, and their ring: memory does not grow with the grid), layer
+// by layer within a tile. The smallest limit wins, the first cell in (layer, row, column) order
+// on ties, so the answer does not depend on the tiles.
+MaterialsDtLimit materials_dt_limit_tiled(const Config& cfg, int tile_row,
+                                          std::int64_t tile_cells) {
   const int dims = cfg.dimensions, slow = dims - 1;
   const int nx = cfg.cells[0], ny = dims == 3 ? cfg.cells[1] : 1, ns = cfg.cells[slow];
   const std::array<double, 3> h{spacing(cfg, 0), spacing(cfg, 1),
                                 dims == 3 ? spacing(cfg, 2) : 1.0};
-  const bool px = periodic(cfg, 0), py = periodic(cfg, 1), ps = periodic(cfg, slow);
+  const bool px = periodic(cfg, 0), py = dims == 3 && periodic(cfg, 1), ps = periodic(cfg, slow);
   const double h2x = h[0] * h[0], h2y = h[1] * h[1], h2s = h[slow] * h[slow];
+  const int tile_x = std::max(1, std::min(nx, tile_row));
+  const int tile_y =
+      int(std::max<std::int64_t>(1, std::min<std::int64_t>(ny, tile_cells / tile_x)));
 
   MaterialsDtLimit best;
   best.dt_max = std::numeric_limits<double>::infinity();
-  std::optional<Layer> below;
-  Layer current = evaluate_layer(cfg, 0);
-  std::optional<Layer> first;  // layer 0 again, the wrap above the last layer
-  if (ps) {
-    first = current;
-    below = ns > 1 ? evaluate_layer(cfg, ns - 1) : current;
-  }
-  std::vector<double> row_min(static_cast<std::size_t>(ny));
-  std::vector<int> row_at(static_cast<std::size_t>(ny));
-  std::vector<double> row_heat(static_cast<std::size_t>(ny)), row_sum(static_cast<std::size_t>(ny));
-  for (int s = 0; s < ns; ++s) {
-    std::optional<Layer> above;
-    if (s + 1 < ns)
-      above = evaluate_layer(cfg, s + 1);
-    else if (ps)
-      above = first;
-    const Layer& cur = current;
-    const Layer* lo = below ? &*below : nullptr;
-    const Layer* hi = above ? &*above : nullptr;
-#pragma omp parallel for schedule(static)
-    for (int j = 0; j < ny; ++j) {
-      const std::size_t row = static_cast<std::size_t>(j) * static_cast<std::size_t>(nx);
-      double m = std::numeric_limits<double>::infinity(), mh = 1, ms = 0;
-      int at = 0;
-      for (int i = 0; i < nx; ++i) {
-        const std::size_t n = row + static_cast<std::size_t>(i);
-        const double k = cur.k[n];
-        const auto face = [k](const double* neighbour) {
-          return neighbour ? face_conductivity(k, *neighbour) : k;
-        };
-        const double* xm = i > 0 ? &cur.k[n - 1] : px ? &cur.k[row + nx - 1] : nullptr;
-        const double* xp = i + 1 < nx ? &cur.k[n + 1] : px ? &cur.k[row] : nullptr;
-        double sum = face(xm) / h2x + face(xp) / h2x;
-        if (dims == 3) {
-          const std::size_t col = static_cast<std::size_t>(i);
-          const std::size_t last = static_cast<std::size_t>(ny - 1) * nx;
-          const double* ym = j > 0 ? &cur.k[n - nx] : py ? &cur.k[last + col] : nullptr;
-          const double* yp = j + 1 < ny ? &cur.k[n + nx] : py ? &cur.k[col] : nullptr;
-          sum = sum + face(ym) / h2y;
-          sum = sum + face(yp) / h2y;
-        }
-        sum = sum + face(lo ? &lo->k[n] : nullptr) / h2s;
-        sum = sum + face(hi ? &hi->k[n] : nullptr) / h2s;
-        const double limit = cur.heat[n] / sum;
-        if (limit < m) m = limit, at = i, mh = cur.heat[n], ms = sum;
+  std::array<std::int64_t, 3> best_at{ns, ny, nx};  // (layer, row, column) of `best`
+  for (int j0 = 0; j0 < ny; j0 += tile_y)
+    for (int i0 = 0; i0 < nx; i0 += tile_x) {
+      const int i1 = std::min(nx, i0 + tile_x), j1 = std::min(ny, j0 + tile_y);
+      const LayerTile t = dims == 3 ? layer_tile({i0, j0}, {i1, j1}, {nx, ny}, {px, py})
+                                    : layer_tile({i0, 0}, {i1, 1}, {nx, 1}, {px, false});
+      const std::size_t row = t.cells[0].size();
+      const int rows = j1 - j0, cols = i1 - i0;
+      std::optional<Layer> below;
+      Layer current = evaluate_layer(cfg, t, 0);
+      std::optional<Layer> first;  // layer 0 again, the wrap above the last layer
+      if (ps) {
+        first = current;
+        below = ns > 1 ? evaluate_layer(cfg, t, ns - 1) : current;
       }
-      row_min[j] = m, row_at[j] = at, row_heat[j] = mh, row_sum[j] = ms;
+      std::vector<double> row_min(std::size_t(rows), 0.0), row_heat(std::size_t(rows), 0.0),
+          row_sum(std::size_t(rows), 0.0);
+      std::vector<int> row_at(std::size_t(rows), 0);
+      for (int s = 0; s < ns; ++s) {
+        std::optional<Layer> above;
+        if (s + 1 < ns)
+          above = evaluate_layer(cfg, t, s + 1);
+        else if (ps)
+          above = first;
+        const Layer& cur = current;
+        const Layer* lo = below ? &*below : nullptr;
+        const Layer* hi = above ? &*above : nullptr;
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < rows; ++r) {
+          const int j = j0 + r;
+          const std::size_t b = std::size_t(dims == 3 ? t.first[1] + r : 0);
+          const std::array<int, 2> yn = axis_neighbours(j, ny, py);
+          double m = std::numeric_limits<double>::infinity(), mh = 1, ms = 0;
+          int at = 0;
+          for (int c = 0; c < cols; ++c) {
+            const int i = i0 + c;
+            const std::size_t n = b * row + std::size_t(t.first[0] + c);
+            const double k = cur.k[n];
+            const auto face = [k](const double* neighbour) {
+              return neighbour ? face_conductivity(k, *neighbour) : k;
+            };
+            const std::array<int, 2> xn = axis_neighbours(i, nx, px);
+            // A ring cell sits next to the tile's edge cell exactly where a neighbour exists.
+            const double* xm = xn[0] >= 0 ? &cur.k[n - 1] : nullptr;
+            const double* xp = xn[1] >= 0 ? &cur.k[n + 1] : nullptr;
+            double sum = face(xm) / h2x + face(xp) / h2x;
+            if (dims == 3) {
+              const double* ym = yn[0] >= 0 ? &cur.k[n - row] : nullptr;
+              const double* yp = yn[1] >= 0 ? &cur.k[n + row] : nullptr;
+              sum = sum + face(ym) / h2y;
+              sum = sum + face(yp) / h2y;
+            }
+            sum = sum + face(lo ? &lo->k[n] : nullptr) / h2s;
+            sum = sum + face(hi ? &hi->k[n] : nullptr) / h2s;
+            const double limit = cur.heat[n] / sum;
+            if (limit < m) m = limit, at = i, mh = cur.heat[n], ms = sum;
+          }
+          row_min[std::size_t(r)] = m, row_at[std::size_t(r)] = at;
+          row_heat[std::size_t(r)] = mh, row_sum[std::size_t(r)] = ms;
+        }
+        for (int r = 0; r < rows; ++r) {
+          const std::array<std::int64_t, 3> here{s, j0 + r, row_at[std::size_t(r)]};
+          const double m = row_min[std::size_t(r)];
+          if (!(m < best.dt_max || (m == best.dt_max && here < best_at))) continue;
+          best.dt_max = m;
+          best_at = here;
+          best.cell = dims == 3 ? std::array<int, 3>{int(here[2]), int(here[1]), s}
+                                : std::array<int, 3>{int(here[2]), s, 0};
+          best.heat_capacity = row_heat[std::size_t(r)];
+          best.face_sum = row_sum[std::size_t(r)];
+        }
+        below = std::move(current);
+        if (above) current = std::move(*above);
+      }
     }
-    for (int j = 0; j < ny; ++j) {
-      if (!(row_min[j] < best.dt_max)) continue;
-      best.dt_max = row_min[j];
-      best.cell =
-          dims == 3 ? std::array<int, 3>{row_at[j], j, s} : std::array<int, 3>{row_at[j], s, 0};
-      best.heat_capacity = row_heat[j];
-      best.face_sum = row_sum[j];
-    }
-    below = std::move(current);
-    if (above) current = std::move(*above);
-  }
   return best;
 }
-
-}  // namespace
 
 CellProperties sample_materials(const Config& cfg, const GridDesc& local,
                                 const std::array<int, 3>& offset) {
@@ -503,7 +561,7 @@ MaterialsDtLimit materials_dt_limit(const Config& cfg) {
     l.face_sum = l.heat_capacity / l.dt_max;
     return l;
   }
-  return limit_over_cells(cfg);
+  return materials_dt_limit_tiled(cfg, 1 << 12, std::int64_t{1} << 20);
 }
 
 double stable_dt_materials(const Config& cfg) {
@@ -538,6 +596,52 @@ std::int64_t region_cell_count(const Config& cfg, const Region& region) {
     for (std::size_t a = 0; a < candidates[0].size(); ++a) count += m.contains(a, b, c) ? 1 : 0;
   }
   return count;
+}
+
+namespace {
+
+// The first cell of axis d whose centre is at least x (extent(cfg, d) if none): centres grow
+// with the index, rounding included.
+int first_centre_at_least(const Config& cfg, int d, double x) {
+  int lo = 0, hi = extent(cfg, d);
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (centre(cfg, d, mid) >= x)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+bool region_holds_a_cell(const Config& cfg, const Region& region) {
+  if (region.kind == RegionKind::File) return true;
+  if (region.kind == RegionKind::Box) {
+    // Per axis the centres inside [lower, upper] are a run of cells: is it empty?
+    for (int d = 0; d < cfg.dimensions; ++d) {
+      const int i = first_centre_at_least(cfg, d, region.lower[d]);
+      if (i >= extent(cfg, d) || !(centre(cfg, d, i) <= region.upper[d])) return false;
+    }
+    return true;
+  }
+  // Membership::contains adds the per-axis squares, and rounded sums of non-negative terms
+  // grow with each term: the smallest sum is that of each axis' smallest square, found at the
+  // cells on either side of the centre ((x - c)^2 falls, then grows, along the axis).
+  std::array<double, 3> least{0, 0, 0};
+  for (int d = 0; d < cfg.dimensions; ++d) {
+    const auto c = measured_from(cfg, region, d);
+    if (!c) continue;
+    const int n = extent(cfg, d), i = first_centre_at_least(cfg, d, *c);
+    least[d] = std::numeric_limits<double>::infinity();
+    for (int j : {i - 1, i}) {
+      if (j < 0 || j >= n) continue;
+      const double dx = centre(cfg, d, j) - *c;
+      least[d] = std::min(least[d], dx * dx);
+    }
+  }
+  return (least[0] + least[1]) + least[2] <= region.radius * region.radius;
 }
 
 void check_file_region(const Config& cfg, const Region& r) {

@@ -61,6 +61,10 @@ struct MaterialsDtLimit {
   double heat_capacity = 1, face_sum = 0;
 };
 MaterialsDtLimit materials_dt_limit(const Config& cfg);
+// The same limit computed a tile of the layer plane at a time (rows of at most `tile_row` cells,
+// at most `tile_cells` cells a tile), whatever the tiles the same answer; materials_dt_limit's
+// tiles keep its memory near 2^20 cells on any grid.
+MaterialsDtLimit materials_dt_limit_tiled(const Config& cfg, int tile_row, std::int64_t tile_cells);
 
 // A short description of each material/region for summary.json: a JSON array, the base
 // material first, then each `materials` entry with its kind, geometry (or file), the
@@ -70,6 +74,9 @@ nlohmann::json describe_materials(const Config& cfg);
 
 // Cell centres of the global grid inside `region` (a file region: every cell).
 std::int64_t region_cell_count(const Config& cfg, const Region& region);
+// Whether region_cell_count(cfg, region) > 0, in O(log cells) per axis and no memory: the
+// deck's check that a region holds a cell, whatever the grid's size.
+bool region_holds_a_cell(const Config& cfg, const Region& region);
 
 // Checks a file region for validation: the file opens as
 // HDF5, the dataset exists, holds floating-point values, has the grid's shape ([nz][ny][nx],

@@ -339,7 +339,7 @@ MaterialRegion read_material_entry(const DeckNode& n, const std::string& path, c
     fail(v.loc(), fmt::format("{}: sets no property (give conductivity, density or "
                               "specific_heat)",
                               path));
-  if (region_cell_count(cfg, e.region) == 0)
+  if (!region_holds_a_cell(cfg, e.region))
     fail(region.key_locs[0],
          fmt::format("{}.{}: holds no cell centre of the grid (a cell takes a region's "
                      "properties when its centre, origin + (i + 1/2) length/cells, lies inside)",

@@ -521,6 +521,74 @@ TEST(Materials, TwoMaterialLimitIsTheBruteForceMinimum) {
   }
 }
 
+// The limit a tile of the layer plane at a time (bounded memory on any grid): the same bits and
+// the same cell whatever the tiles, rings across periodic faces and ties included.
+TEST(Materials, TiledLimitIsTheWholeLayerLimit) {
+  const std::string k3 = "material: {conductivity: 1, density: 1, specific_heat: 1}\n";
+  const std::vector<std::string> decks{
+      kShapes3,
+      head(3, "{cells: [9, 7, 5], length: [1.0, 0.5, 2.0]}") + k3 +
+          "materials: [{region: {box: {lower: [0.3, 0, 0], upper: [0.7, 0.3, 1.1]}},"
+          " conductivity: 30, density: 2}]\n"
+          "boundary: {x-: {type: periodic}, x+: {type: periodic}, y-: {type: periodic},"
+          " y+: {type: periodic}, z-: {type: periodic}, z+: {type: periodic}}\n",
+      // Every cell of one material: ties everywhere, the first cell wins.
+      head(3, "{cells: [6, 5, 4]}") + k3 +
+          "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, density: 3}]\n",
+      head(3, "{cells: [1, 5, 3]}") + k3 +
+          "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}},"
+          " conductivity: 7}]\nboundary: {x-: {type: periodic}, x+: {type: periodic}}\n",
+      head(2, "{cells: [12, 10]}") +
+          "material: {conductivity: 3, density: 2, specific_heat: 0.5}\n"
+          "materials: [{region: {box: {lower: [0, 0.9], upper: [1, 1]}}, conductivity: 40,"
+          " specific_heat: 0.1}]\n"
+          "boundary: {x-: {type: periodic}, x+: {type: periodic}}\n"};
+  for (const std::string& text : decks) {
+    SCOPED_TRACE(text);
+    const Config c = parse(text);
+    const MaterialsDtLimit whole = materials_dt_limit(c);
+    EXPECT_DOUBLE_EQ(whole.dt_max, brute_force_dt(c));
+    for (const auto& [row, cells] : std::vector<std::pair<int, std::int64_t>>{
+             {1, 1}, {2, 3}, {3, 7}, {4, 4}, {5, 20}, {100, 2}}) {
+      const MaterialsDtLimit t = materials_dt_limit_tiled(c, row, cells);
+      EXPECT_EQ(t.dt_max, whole.dt_max) << row << " " << cells;
+      EXPECT_EQ(t.cell, whole.cell) << row << " " << cells;
+      EXPECT_EQ(t.heat_capacity, whole.heat_capacity) << row << " " << cells;
+      EXPECT_EQ(t.face_sum, whole.face_sum) << row << " " << cells;
+    }
+  }
+  // Ties: the first cell in (layer, row, column) order.
+  EXPECT_EQ(materials_dt_limit(parse(decks[2])).cell, (std::array<int, 3>{0, 0, 0}));
+}
+
+// The deck's "holds no cell centre" check in O(log cells) per axis: the count's answer, at
+// region edges on cell centres, outside the grid, and for tiny spheres and cylinders.
+TEST(Materials, RegionHoldsACellIffItsCountIsPositive) {
+  Config c = parse(kShapes3);
+  const std::vector<double> edges{-0.5, 0.0, 0.0625, 0.1, 0.125, 0.3125, 0.5, 0.9375, 1.0, 1.5};
+  int checked = 0, held = 0;
+  for (std::size_t r = 0; r < c.material.regions.size(); ++r) {
+    Region g = c.material.regions[r].region;
+    for (double a : edges)
+      for (double b : edges) {
+        if (g.kind == RegionKind::Box) {
+          g.lower = {a, 0.25 * a, b};
+          g.upper = {b, 1.0, a + 0.01};
+        } else {
+          g.center = {a, b, 0.5 * (a + b)};
+          g.radius = 0.02 + 0.1 * b * b;
+        }
+        const bool holds = region_cell_count(c, g) > 0;
+        EXPECT_EQ(region_holds_a_cell(c, g), holds)
+            << r << ": " << a << " " << b << " radius " << g.radius;
+        ++checked;
+        held += holds;
+      }
+  }
+  EXPECT_GT(held, checked / 10);
+  EXPECT_LT(held, checked * 9 / 10);
+}
+
 TEST(DeckMaterials, DtAboveThePerCellLimitIsRefused) {
   const Config ok = parse(kHead3 +
                           "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], "
