@@ -492,8 +492,9 @@ TEST(Materials, UniformLimitIsStableDtBitForBit) {
   EXPECT_NEAR(stable_dt_materials(r) / stable_dt(r.grid(), r.diffusivity), 1.0, 1e-14);
 }
 
-TEST(Materials, TwoMaterialLimitIsTheBruteForceMinimum) {
-  const std::vector<std::string> decks{
+// Two materials on 2D and 3D grids, periodic faces in some: the stability limit's cases.
+std::vector<std::string> two_material_decks() {
+  return {
       head(3, "{cells: [9, 7, 5], length: [1.0, 0.5, 2.0]}") +
           "material: {conductivity: 1, density: 1, specific_heat: 1}\n"
           "materials: [{region: {box: {lower: [0.3, 0, 0], upper: [0.7, 0.3, 1.1]}},"
@@ -511,6 +512,10 @@ TEST(Materials, TwoMaterialLimitIsTheBruteForceMinimum) {
           "materials: [{region: {box: {lower: [0, 0.9], upper: [1, 1]}}, conductivity: 40,"
           " specific_heat: 0.1}]\n"
           "boundary: {y-: {type: periodic}, y+: {type: periodic}}\n"};
+}
+
+TEST(Materials, TwoMaterialLimitIsTheBruteForceMinimum) {
+  const std::vector<std::string> decks = two_material_decks();
   for (const std::string& text : decks) {
     SCOPED_TRACE(text);
     const Config c = parse(text);
@@ -525,24 +530,20 @@ TEST(Materials, TwoMaterialLimitIsTheBruteForceMinimum) {
 // the same cell whatever the tiles, rings across periodic faces and ties included.
 TEST(Materials, TiledLimitIsTheWholeLayerLimit) {
   const std::string k3 = "material: {conductivity: 1, density: 1, specific_heat: 1}\n";
-  const std::vector<std::string> decks{
-      kShapes3,
-      head(3, "{cells: [9, 7, 5], length: [1.0, 0.5, 2.0]}") + k3 +
-          "materials: [{region: {box: {lower: [0.3, 0, 0], upper: [0.7, 0.3, 1.1]}},"
-          " conductivity: 30, density: 2}]\n"
-          "boundary: {x-: {type: periodic}, x+: {type: periodic}, y-: {type: periodic},"
-          " y+: {type: periodic}, z-: {type: periodic}, z+: {type: periodic}}\n",
-      // Every cell of one material: ties everywhere, the first cell wins.
-      head(3, "{cells: [6, 5, 4]}") + k3 +
-          "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}}, density: 3}]\n",
-      head(3, "{cells: [1, 5, 3]}") + k3 +
-          "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}},"
-          " conductivity: 7}]\nboundary: {x-: {type: periodic}, x+: {type: periodic}}\n",
-      head(2, "{cells: [12, 10]}") +
-          "material: {conductivity: 3, density: 2, specific_heat: 0.5}\n"
-          "materials: [{region: {box: {lower: [0, 0.9], upper: [1, 1]}}, conductivity: 40,"
-          " specific_heat: 0.1}]\n"
-          "boundary: {x-: {type: periodic}, x+: {type: periodic}}\n"};
+  // Every cell of one material: ties everywhere, the first cell wins.
+  const std::string ties = head(3, "{cells: [6, 5, 4]}") + k3 +
+                           "materials: [{region: {box: {lower: [0, 0, 0], upper: [1, 1, 1]}},"
+                           " density: 3}]\n";
+  std::vector<std::string> decks = two_material_decks();
+  decks.push_back(decks[0] +  // rings wrapped across every face
+                  "boundary: {x-: {type: periodic}, x+: {type: periodic}, y-: {type: periodic},"
+                  " y+: {type: periodic}, z-: {type: periodic}, z+: {type: periodic}}\n");
+  decks.push_back(decks[2] + "boundary: {x-: {type: periodic}, x+: {type: periodic}}\n");  // 2D
+  decks.push_back(kShapes3);
+  decks.push_back(ties);
+  decks.push_back(head(3, "{cells: [1, 5, 3]}") + k3 +
+                  "materials: [{region: {sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}},"
+                  " conductivity: 7}]\nboundary: {x-: {type: periodic}, x+: {type: periodic}}\n");
   for (const std::string& text : decks) {
     SCOPED_TRACE(text);
     const Config c = parse(text);
@@ -558,7 +559,7 @@ TEST(Materials, TiledLimitIsTheWholeLayerLimit) {
     }
   }
   // Ties: the first cell in (layer, row, column) order.
-  EXPECT_EQ(materials_dt_limit(parse(decks[2])).cell, (std::array<int, 3>{0, 0, 0}));
+  EXPECT_EQ(materials_dt_limit(parse(ties)).cell, (std::array<int, 3>{0, 0, 0}));
 }
 
 // The deck's "holds no cell centre" check in O(log cells) per axis: the count's answer, at
