@@ -190,12 +190,35 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
       {"levels", levels}};
 }
 
+template <typename T>
+bool Multigrid<T>::corrects_margins(int l) const {
+  if (!agg_ || l != last_distributed() || !agg_->redundant || !agg_->root || small_[l] ||
+      !settings_.fused || (l == 0 && !smooth_finest_))
+    return false;
+  const DeepSmoothing<T>& deep = levels_[l].op.deep_smoothing();
+  if (!deep) return false;
+  // Margins along the stream axis alone (stream_margins): the block's other axes are the
+  // gathered grid's, and a margin of whole coarse planes keeps each child's parity.
+  const GridDesc& g = grid(l);
+  const GridDesc& gc = grid(l + 1);
+  const GridDesc& gg = agg_->global_coarse;
+  const int axis = g.dims - 1;
+  const int r = levels_[l].ratio[std::size_t(axis)];
+  const int before = margin_planes(deep.margins.before, g);
+  const int after = margin_planes(deep.margins.after, g);
+  const std::array<int, 3>& o = agg_->block.offset;
+  const int n = axis == 2 ? gc.nz : gc.ny, global = axis == 2 ? gg.nz : gg.ny;
+  return gc.nx == gg.nx && (g.dims == 2 || gc.ny == gg.ny) && o[0] == 0 &&
+         (g.dims == 2 || o[1] == 0) && before % r == 0 && after % r == 0 &&
+         o[std::size_t(axis)] >= before / r && o[std::size_t(axis)] + n + after / r <= global;
+}
+
 // The last distributed level l, its residual restricted into lc.f on each rank's block: that
 // gathered, and corrected by the gathered hierarchy: on every rank, which then takes its block of
 // the correction with one ghost layer (device to device), or on rank 0, which scatters it; then
 // prolongated on each rank.
 template <typename T>
-void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
+bool Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   Level& lv = levels_[l];
   Level& lc = levels_[l + 1];
   Backend<T>& backend = lv.op.backend();
@@ -234,6 +257,28 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
     global.fill_for_interpolation(agg_corr_->data());
     if (!agg_->redundant) agg_corr_->copy_to_host(stage_global_.data());
   }
+  if (std::size_t(l) < filled_.size() && filled_[std::size_t(l)].x == x &&
+      !filled_[std::size_t(l)].zeroed && corrects_margins(l)) {
+    // x's margins hold the neighbours' iterates (prefill_margins): the correction over the
+    // extended grid, from the gathered correction's planes past the block, gives them what
+    // the neighbours' own prolongation gives their blocks (the same arithmetic per cell).
+    PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
+    const DeepSmoothing<T>& deep = lv.op.deep_smoothing();
+    const GridDesc& gg = agg_->global_coarse;
+    const int axis = gg.dims - 1;
+    const int r = lv.ratio[std::size_t(axis)];
+    const int before = margin_planes(deep.margins.before, grid(l)) / r;
+    GridDesc view = gg;
+    (axis == 2 ? view.nz : view.ny) = (axis == 2 ? deep.extended.nz : deep.extended.ny) / r;
+    const std::int64_t start = agg_->block.offset[std::size_t(axis)] - before;
+    const T* coarse = agg_corr_->data() + start * (axis == 2 ? gg.stride_z() : gg.stride_y());
+    FilledMargins& filled = filled_[std::size_t(l)];
+    if (filled.side) backend.join_side();
+    filled.side = false;
+    backend.prolong_add(coarse, view, x - std::ptrdiff_t(deep.margins.before), deep.extended,
+                        lv.ratio, settings_.prolongation);
+    return true;
+  }
   {
     PhaseTimer<T> t(clock_, &timing_.agglomeration, nullptr, timed_);
     if (agg_->redundant) {
@@ -253,6 +298,7 @@ void Multigrid<T>::agglomerated_correction(int l, T* x, MultigridCycle type) {
   }
   PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
   backend.prolong_add(lc.u->data(), grid(l + 1), x, grid(l), lv.ratio, settings_.prolongation);
+  return false;
 }
 
 template <typename T>
@@ -301,7 +347,8 @@ void Multigrid<T>::exchange(int l, T* x) {
   template void Multigrid<T>::forget_filled_margins(int);                          \
   template void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>&); \
   template nlohmann::json Multigrid<T>::decomposition_report() const;              \
-  template void Multigrid<T>::agglomerated_correction(int, T*, MultigridCycle);    \
+  template bool Multigrid<T>::agglomerated_correction(int, T*, MultigridCycle);    \
+  template bool Multigrid<T>::corrects_margins(int) const;                         \
   template SplitExchange<T> Multigrid<T>::timed_split(int, SplitExchange<T>);      \
   template void Multigrid<T>::exchange(int, T*);
 HEATSOLVE_DISTRIBUTED_MEMBERS(float)

@@ -520,7 +520,8 @@ bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
   const bool deep = op.smooths_deep(cur, other, f, settings_.pre_sweeps);
   {
     PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[0], timed_);
-    if (deep && f) op.fill_margins(f);  // for the post-smoothing too
+    if (deep && f && f != f_margins_filled_ && op.fill_margins(f))  // for the post-smoothing too
+      f_margins_filled_ = f;
     begun = op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
                                          BoundaryMode::Deck, residual_norm);
   }
@@ -641,16 +642,20 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   Backend<T>& backend = lv.op.backend();
   Level& lc = levels_[l + 1];
   // A post-smoothing that adds the correction in its passes reads cur's margins as they are
-  // now: exchanged alongside the restriction and the coarser levels (its Exchange ghosts, which
-  // the restriction reads, get the values they hold already).
-  if (agg_ && l < last_distributed() && exchanged && prolongs_in_pass(l) &&
-      lv.op.smooths_deep(cur, other, f, settings_.post_sweeps))
-    prefill_margins(l, cur);
+  // now, and so does the last distributed level's, whose correction reaches the margins too:
+  // exchanged alongside the coarser levels. Queued after the restriction, which reads cur's
+  // Exchange ghosts, so that the device does not wait for the exchange's host handshake to
+  // restrict.
+  const bool prefill = agg_ && exchanged &&
+                       lv.op.smooths_deep(cur, other, f, settings_.post_sweeps) &&
+                       (l < last_distributed() ? prolongs_in_pass(l) : corrects_margins(l));
   restrict_residual(l, cur, f, m, exchanged);
+  if (prefill) prefill_margins(l, cur);
   bool prolonged_in_smoothing = false;
+  bool margins_corrected = false;
   exchanged = false;
   if (agg_ && l == last_distributed()) {
-    agglomerated_correction(l, cur, type);
+    margins_corrected = agglomerated_correction(l, cur, type);
   } else {
     const BoundaryMode coarse = BoundaryMode::Homogeneous;
     if (type == MultigridCycle::F) visit(l + 1, lc.u->data(), lc.f->data(), type, coarse);
@@ -667,7 +672,7 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   }
   // The correction changed cur: its ghosts are stale unless the post-smoothing refills them.
   if (!prolonged_in_smoothing) {
-    forget_filled_margins(l);  // the correction changed cur outside a pass
+    if (!margins_corrected) forget_filled_margins(l);  // the correction changed cur outside a pass
     exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
   }
   forget_filled_margins(l);  // nothing filled survives the post-smoothing

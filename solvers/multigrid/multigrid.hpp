@@ -92,7 +92,12 @@ class Multigrid : public Preconditioner<T> {
     return pending_.u && pending_.u == u && pending_.f == f;
   }
   void cycle_begun(T* u, const T* f);
-  void forget_begun() { pending_ = {}; }
+  // Also forgets the right side whose margins begin_cycle filled: its values may change
+  // before the next begin_cycle (MultigridIteration::start).
+  void forget_begun() {
+    pending_ = {};
+    f_margins_filled_ = nullptr;
+  }
   // e = one V-cycle from zero on A e = r with zero face values (the mg-cg preconditioner).
   void precondition(const T* r, T* e);
   // e = one cycle of `type` (V or F) from zero on A e = r with zero face values (a mixed
@@ -195,8 +200,14 @@ class Multigrid : public Preconditioner<T> {
   void level_remove_mean(int l, T* x);
   // The last distributed level l: its residual restricted, gathered, corrected by the
   // gathered hierarchy (a `type` cycle; FMG: its full-multigrid pass) and the correction
-  // prolongated onto x.
-  void agglomerated_correction(int l, T* x, MultigridCycle type);
+  // prolongated onto x. Where x's margins were exchanged alongside (prefill_margins) and
+  // corrects_margins(l), the margins too, from the gathered correction: true, and then they
+  // hold what the neighbours' blocks hold, marked filled for the post-smoothing.
+  bool agglomerated_correction(int l, T* x, MultigridCycle type);
+  // Whether level l is the last distributed one, its gathered correction whole on this rank
+  // and its post-smoothing a deep pass whose margins that correction can reach (slab blocks,
+  // margins a whole number of coarse planes).
+  bool corrects_margins(int l) const;
   // Fills the Exchange ghosts of x on level l (timed).
   void exchange(int l, T* x);
   // Level l's exchange in split form (sweeps overlapping it), timed: the host's time in the
@@ -258,6 +269,9 @@ class Multigrid : public Preconditioner<T> {
     const T* f = nullptr;
     bool exchanged = false;
   } pending_;
+  // The finest right side whose margins begin_cycle filled: a solve's cycles share it, so
+  // its exchange runs once a solve, not once a cycle.
+  const T* f_margins_filled_ = nullptr;
   int coarse_iterations_ = 0;
   // visit_replayed's recordings, by the visit's arguments.
   std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, std::unique_ptr<Recording>>
