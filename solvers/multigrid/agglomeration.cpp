@@ -143,13 +143,34 @@ std::unique_ptr<Agglomeration<T>> make_agglomeration(const RunContext& ctx, cons
   // hierarchy queues all its work on the main lane: its exchanges may be ordered on the
   // devices, so that the GPUs do not drain at each of them.
   const int depth = cfg.multigrid.margin_depth();
-  const auto deep = [&](const Domain& d) -> std::unique_ptr<DeepHaloExchanger<T>> {
-    if (!all(stream_margins(d, depth).any())) return nullptr;
+  const auto deep = [&](const Domain& d, int planes) -> std::unique_ptr<DeepHaloExchanger<T>> {
+    if (!all(stream_margins(d, planes).any())) return nullptr;
     return MpiHaloExchanger<T>(comm, peers, d, cfg.halo, 0)
-        .make_deep(depth, ExchangeOrdering::Device);
+        .make_deep(planes, ExchangeOrdering::Device);
   };
-  agg->deep.push_back(deep(ctx.domain));
-  for (const DistributedLevel<T>& dl : agg->levels) agg->deep.push_back(deep(dl.domain));
+  agg->deep.push_back(deep(ctx.domain, depth));
+  // On a device a distributed level's post-smoothing pass adds the next level's correction to
+  // its margins too, reading M / 2 + 1 of that level's margin planes (M: its own); a coarse
+  // level whose margins are deeper than its post-smoothing's sweeps by that many still holds
+  // them valid after its own pass (Multigrid::fill_correction), so it hands its correction
+  // over without an exchange. Even depths keep each child's parity; where a block is too thin
+  // for them, the deck's depth.
+  const MultigridSettings& ms = cfg.multigrid;
+  const bool deeper = all(device_memory) && ctx.domain.global.dims == 3 && ms.fused &&
+                      ms.post_sweeps > 0 && ms.prolongation == Prolongation::Linear;
+  int above = depth;         // the finer level's margin depth
+  bool above_passes = true;  // whether the finer level's post-smoothing is one deep pass
+  for (const DistributedLevel<T>& dl : agg->levels) {
+    const bool small = ms.coarse_sweeps > 0 && is_small_level(dl.domain.global);
+    int planes = depth;
+    if (deeper && above_passes && !small && dl.ratio == std::array<int, 3>{2, 2, 2})
+      planes = std::max(depth, (ms.post_sweeps + above / 2 + 1 + 1) / 2 * 2);
+    std::unique_ptr<DeepHaloExchanger<T>> ex = planes > depth ? deep(dl.domain, planes) : nullptr;
+    if (!ex) planes = depth, ex = deep(dl.domain, depth);
+    agg->deep.push_back(std::move(ex));
+    above = planes;
+    above_passes = !small;
+  }
 
   const GridDesc& gc = agg->global_coarse;
   // HEATSOLVE_TEST_MG_ROOT=1: rank 0 solves whatever the size (tests of that path).

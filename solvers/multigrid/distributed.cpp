@@ -154,7 +154,8 @@ nlohmann::json Multigrid<T>::decomposition_report() const {
                      {"deep_smoothing_depth", levels_[l].op.deep_smoothing().depth},
                      {"deep_passes", timing_.deep_passes[l]},
                      {"margins_exchanged_alongside", timing_.prefilled[l]},
-                     {"margins_zeroed", timing_.zeroed[l]}};
+                     {"margins_zeroed", timing_.zeroed[l]},
+                     {"margins_kept", timing_.kept[l]}};
     if (l > 0) j["grid"] = name(agg_->levels[std::size_t(l) - 1].domain.global);
     levels.push_back(j);
   }

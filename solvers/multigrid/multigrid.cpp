@@ -64,6 +64,13 @@ int small_level_sweeps(const MultigridSettings& s, int sweeps) {
   return sweeps > 0 ? std::max(sweeps, s.coarse_sweeps) : 0;
 }
 
+MultigridSettings small_level_settings(MultigridSettings s) {
+  s.pre_sweeps = small_level_sweeps(s, s.pre_sweeps);
+  s.post_sweeps = small_level_sweeps(s, s.post_sweeps);
+  return s;
+}
+}  // namespace
+
 // kSmallLevelCells, kSmallLevelMaxCells, on a level's whole grid.
 bool is_small_level(const GridDesc& g) {
   int shortest = std::min(g.nx, g.ny);
@@ -73,13 +80,6 @@ bool is_small_level(const GridDesc& g) {
   return cube <= double(kSmallLevelCells) &&
          double(g.interior_size()) <= double(kSmallLevelMaxCells);
 }
-
-MultigridSettings small_level_settings(MultigridSettings s) {
-  s.pre_sweeps = small_level_sweeps(s, s.pre_sweeps);
-  s.post_sweeps = small_level_sweeps(s, s.post_sweeps);
-  return s;
-}
-}  // namespace
 
 GridDesc coarsen(const GridDesc& g, std::array<int, 3>* ratio) {
   *ratio = {1, 1, 1};
@@ -348,6 +348,8 @@ void Multigrid<T>::build(const HelmholtzOperator<T>& fine,
   timing_.deep_passes.assign(levels_.size(), 0);
   timing_.prefilled.assign(levels_.size(), 0);
   timing_.zeroed.assign(levels_.size(), 0);
+  timing_.kept.assign(levels_.size(), 0);
+  post_margins_.assign(levels_.size(), {});
 }
 
 template <typename T>
@@ -447,9 +449,16 @@ bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, co
     const auto reach = [&](std::size_t fine, std::size_t coarse) {
       return fine == 0 || margin_planes(coarse, gc) >= margin_planes(fine, g) / 2 + 1;
     };
+    // The coarse level's own post-smoothing pass may have left enough of its margins valid.
+    const int need = std::max(margin_planes(mf.before, g), margin_planes(mf.after, g)) / 2 + 1;
+    const PostMargins& kept =
+        std::size_t(l + 1) < post_margins_.size() ? post_margins_[l + 1] : PostMargins{};
+    const bool valid = kept.x == e && kept.planes >= need;
     if (g.dims == 3 && cop.deep_smoothing() && reach(mf.before, mc.before) &&
-        reach(mf.after, mc.after) && cop.fill_margins_for_interpolation(e))
+        reach(mf.after, mc.after) && cop.fill_margins_for_interpolation(e, valid)) {
+      if (valid) ++timing_.kept[l + 1];
       return true;
+    }
     cop.fill_for_interpolation(e, exchanged);
     return false;
   }
@@ -570,6 +579,7 @@ void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
 // `m`: the finest level's faces (coarser levels solve for corrections: zero faces).
 template <typename T>
 bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
+  if (std::size_t(l) < post_margins_.size()) post_margins_[l] = {};
   if (timed_ && l > 0 && grid(l).interior_size() < kUnitTimedCells) {
     // The subtree from here down as one unit: its seconds go to this level and the coarse
     // solve's.
@@ -677,8 +687,14 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   }
   forget_filled_margins(l);  // nothing filled survives the post-smoothing
   // An odd number of sweeps in all leaves the iterate in the scratch buffer (the copy takes
-  // the ghosts along).
+  // the ghosts along, not the margins).
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());
+  if (std::size_t(l) < post_margins_.size() && exchanged && cur == x) {
+    // A deep pass starts from filled margins; each sweep spoils one plane of them.
+    const int sweeps =
+        small_[l] ? small_level_sweeps(settings_, settings_.post_sweeps) : settings_.post_sweeps;
+    post_margins_[l] = {x, lv.op.deep_smoothing().depth - sweeps};
+  }
   return exchanged;
 }
 

@@ -44,6 +44,8 @@ namespace heatsolve {
 // x 4 box: 11 against 9), a 64^3 level made small costs more than it gains.
 inline constexpr long long kSmallLevelCells = 65536;      // 2^16
 inline constexpr long long kSmallLevelMaxCells = 262144;  // 2^18
+// Whether level grid g (the whole level, not a block) is small.
+bool is_small_level(const GridDesc& g);
 
 template <typename T>
 class Multigrid : public Preconditioner<T> {
@@ -61,8 +63,10 @@ class Multigrid : public Preconditioner<T> {
     std::vector<long long> exchanges;
     std::vector<long long> deep_passes;  // smoothings through deep halos, per level
     // Deep exchanges queued on the side lane (prefill_margins; counted in `exchanges` too),
-    // and deep passes that needed none, their margins zeroed with the field (zero_with_margins).
-    std::vector<long long> prefilled, zeroed;
+    // deep passes that needed none, their margins zeroed with the field (zero_with_margins),
+    // and corrections handed to the finer level in margins the level's own post-smoothing
+    // left valid (fill_correction).
+    std::vector<long long> prefilled, zeroed, kept;
     double agglomeration = 0;
     // Decomposed set-up: tuning the distributed levels' kernels, and their first exchanges
     // (buffers, IPC mappings); host seconds of allocating this rank's levels (and gathering
@@ -262,6 +266,15 @@ class Multigrid : public Preconditioner<T> {
     bool zeroed = false;  // by zero_with_margins
   };
   std::vector<FilledMargins> filled_;
+  // Level l's iterate after its visit, where its post-smoothing was one deep pass: its margins
+  // hold the neighbours' values `planes` deep (the margin depth less the pass's sweeps), for
+  // the finer level's correction (fill_correction). Set by correct_and_smooth, cleared by
+  // visit.
+  struct PostMargins {
+    const T* x = nullptr;
+    int planes = 0;
+  };
+  std::vector<PostMargins> post_margins_;
   // The fields of a cycle begun (begin_cycle); its iterate is in levels_[0].tmp, with its
   // Exchange ghosts filled where `exchanged` (a deep pass).
   struct Pending {

@@ -368,8 +368,9 @@ bool HelmholtzOperator<T>::fill_margins(const T* x) const {
 }
 
 template <typename T>
-bool HelmholtzOperator<T>::fill_margins_for_interpolation(T* x) const {
-  if (!fill_margins(x)) return false;
+bool HelmholtzOperator<T>::fill_margins_for_interpolation(T* x, bool filled) const {
+  if (filled ? !deep_ || is_variable() || !margins_of(x).covers(deep_.margins) : !fill_margins(x))
+    return false;
   backend().apply_boundary(x - std::ptrdiff_t(deep_.margins.before), deep_.extended,
                            interpolation_faces_);
   return true;

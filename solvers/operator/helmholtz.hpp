@@ -148,7 +148,9 @@ class HelmholtzOperator {
   // the face ghosts of every plane, the margins' too, so that a finer level's deep pass can
   // prolong x into its own margins (prolong_add_and_smooth). False, nothing done, where
   // fill_margins() would be. Collective.
-  bool fill_margins_for_interpolation(T* x) const;
+  // `filled`: x's margins hold the neighbours' values already (a deep pass left them): the face
+  // ghosts only.
+  bool fill_margins_for_interpolation(T* x, bool filled = false) const;
   // sigma == 0 and no face on any rank fixes the solution's level: A is singular (constants
   // are in its null space). Collective on a decomposed grid.
   bool singular() const;

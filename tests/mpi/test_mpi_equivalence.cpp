@@ -1125,6 +1125,20 @@ void test_multigrid_equivalence() {
         CHECK(label.rfind("mg3d-fused-dist", 0) != 0 || finest_exchanges <= 2 * iterations + 2,
               "{}: the finest level exchanged {} times in {} cycles", label, finest_exchanges,
               iterations);
+        // On the GPU the first coarse levels' margins are deeper than their post-smoothing's
+        // sweeps by what the finer level's pass reads of them: each hands its correction over
+        // in the margins its own pass left valid, without an exchange, every cycle.
+        if (label.rfind("mg3d-fused-dist", 0) == 0) {
+          for (std::size_t l : {std::size_t(1), std::size_t(2)}) {
+            const auto& lv = r.multigrid.at("decomposed").at("levels").at(l);
+            const long long kept = lv.at("margins_kept");
+            CHECK(kept >= iterations &&
+                      int(lv.at("deep_smoothing_depth")) > cfg.multigrid.margin_depth(),
+                  "{}: level {} (margins {} deep) kept its correction's margins {} times in {} "
+                  "cycles",
+                  label, l, int(lv.at("deep_smoothing_depth")), kept, iterations);
+          }
+        }
         // The last distributed level's post-smoothing, where every rank holds the gathered
         // correction: its margins exchanged alongside the gathered levels and corrected from
         // that correction (Multigrid::corrects_margins), every cycle.
