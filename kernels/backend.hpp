@@ -319,6 +319,19 @@ class Backend {
     (void)c, (void)n, (void)bc, (void)offset;
     return false;
   }
+  // prolong_add_sweeps' pass that writes only the planes [p0, p1) of the stream axis of `out`
+  // (!= u), u and out's other planes left as they are (stencil_steps_planes' contract), so
+  // that disjoint ranges tile the pass with its bits. False, nothing done, where the backend
+  // has no such pass (an empty range asks just that). Default: false.
+  virtual bool prolong_add_sweeps_planes(const T* coarse, const GridDesc& gc,
+                                         const std::array<int, 3>& ratio, Prolongation p,
+                                         const T* u, T* out, const T* f, const GridDesc& g,
+                                         const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                                         int offset, int p0, int p1) {
+    (void)coarse, (void)gc, (void)ratio, (void)p, (void)u, (void)out, (void)f, (void)g;
+    (void)c, (void)n, (void)bc, (void)offset, (void)p0, (void)p1;
+    return false;
+  }
   // False where prolong_add_sweeps() never runs a pass of n sweeps on a `dims`-D grid, so that
   // callers need not prepare its input (a deep-halo level's coarse margins). Default: false.
   virtual bool prolongs_in_sweeps(int dims, int n) const {

@@ -259,6 +259,20 @@ class CudaBackend final : public Backend<T> {
     std::swap(*cur, *other);
     return true;
   }
+  bool prolong_add_sweeps_planes(const T* coarse, const GridDesc& gc,
+                                 const std::array<int, 3>& ratio, Prolongation p, const T* u,
+                                 T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>* c,
+                                 int n, const BoundaryFaces& bc, int offset, int p0,
+                                 int p1) override {
+    if (p != Prolongation::Linear || ratio != std::array<int, 3>{2, 2, 2} ||
+        !prolongs_in_sweeps(g.dims, n) || !fuses(g, n, bc) || !prolonged_grids_fit(g, gc, offset))
+      return false;
+    if (p1 > p0)
+      launch_temporal_prolonged<T>(temporal_default_shape<T>(g.dims, n), coarse, gc, u, out,
+                                   source_ref(f, g), g, pass_coeffs(c, n), bc, offset, stream_,
+                                   PlaneRange{p0, p1});
+    return true;
+  }
 
   // One launch of the compiled k = steps over the planes' chunks (the shape stencil_steps
   // takes for a pass of `steps`).

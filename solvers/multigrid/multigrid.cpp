@@ -468,14 +468,26 @@ bool Multigrid<T>::fill_correction(int l, T* e, bool exchanged, const T* cur, co
 
 template <typename T>
 bool Multigrid<T>::smooth_prolonged(int l, const T* e, T** cur, T** other, const T* f,
-                                    BoundaryMode m, bool* exchanged) {
+                                    BoundaryMode m, bool* exchanged, bool* margins_sent) {
   const HelmholtzOperator<T>& op = levels_[l].op;
   const int sweeps = settings_.post_sweeps;
   PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[l], timed_);
   const bool deep = op.smooths_deep(*cur, *other, f, sweeps);
+  // A begun cycle's finest post-smoothing: the next cycle's first pass needs the iterate's
+  // margins, exchanged alongside the rest of this pass once its send planes are stored.
+  std::function<void(T*)> sent;
+  if (l == 0 && agg_ && overlap_finest_post_)
+    sent = [this, margins_sent](T* out) {
+      prefill_margins(0, out);
+      *margins_sent = filled_[0].x == out;
+    };
   if (!op.prolong_add_and_smooth(e, grid(l + 1), levels_[l].ratio, settings_.prolongation, cur,
-                                 other, f, weights_, sweeps, true, mode(l, m)))
+                                 other, f, weights_, sweeps, true, mode(l, m), sent))
     return false;
+  if (*margins_sent) {
+    levels_[l].op.backend().join_side();  // the next pass waits for it; nothing else in flight
+    filled_[0].side = false;
+  }
   if (deep) ++timing_.deep_passes[l];
   *exchanged = deep && op.deep_fills_ghosts(sweeps);
   return true;
@@ -510,6 +522,7 @@ MultigridCycle Multigrid<T>::cycle_type() const {
 template <typename T>
 void Multigrid<T>::cycle(T* u, const T* f) {
   pending_ = {};
+  forget_filled_margins(0);
   visit(0, u, f, cycle_type(), BoundaryMode::Deck);
   if (singular_) level_remove_mean(0, u);
   clock_.settle(false);
@@ -551,7 +564,9 @@ void Multigrid<T>::cycle_begun(T* u, const T* f) {
   if (!begun(u, f)) throw std::logic_error("Multigrid: no cycle begun on these fields");
   const bool exchanged = pending_.exchanged;
   pending_ = {};
-  // The begun pass left the iterate in the scratch and u as it was.
+  // The begun pass left the iterate in the scratch and u as it was. The next begin_cycle
+  // finds u's margins exchanged in the post-smoothing.
+  const ScopedFlag overlap(overlap_finest_post_, !singular_);
   correct_and_smooth(0, u, f, cycle_type(), BoundaryMode::Deck, levels_[0].tmp->data(), u,
                      exchanged);
   if (singular_) level_remove_mean(0, u);
@@ -566,6 +581,7 @@ void Multigrid<T>::precondition(const T* r, T* e) {
 template <typename T>
 void Multigrid<T>::correction(const T* r, T* e, MultigridCycle type) {
   pending_ = {};
+  forget_filled_margins(0);
   zero_with_margins(0, e);
   visit(0, e, r, type, BoundaryMode::Homogeneous);
   if (singular_) level_remove_mean(0, e);
@@ -663,6 +679,7 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
   if (prefill) prefill_margins(l, cur);
   bool prolonged_in_smoothing = false;
   bool margins_corrected = false;
+  bool margins_sent = false;  // the post-smoothing's output margins exchanged in it
   exchanged = false;
   if (agg_ && l == last_distributed()) {
     margins_corrected = agglomerated_correction(l, cur, type);
@@ -672,8 +689,9 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     const bool coarse_exchanged =
         visit(l + 1, lc.u->data(), lc.f->data(), MultigridCycle::V, coarse);
     // The post-smoothing's passes add the correction as they read cur (one pass less).
-    prolonged_in_smoothing = fill_correction(l, lc.u->data(), coarse_exchanged, cur, other, f) &&
-                             smooth_prolonged(l, lc.u->data(), &cur, &other, f, m, &exchanged);
+    prolonged_in_smoothing =
+        fill_correction(l, lc.u->data(), coarse_exchanged, cur, other, f) &&
+        smooth_prolonged(l, lc.u->data(), &cur, &other, f, m, &exchanged, &margins_sent);
     if (!prolonged_in_smoothing) {
       PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
       backend.prolong_add(lc.u->data(), grid(l + 1), cur, grid(l), lv.ratio,
@@ -685,7 +703,8 @@ bool Multigrid<T>::correct_and_smooth(int l, T* x, const T* f, MultigridCycle ty
     if (!margins_corrected) forget_filled_margins(l);  // the correction changed cur outside a pass
     exchanged = smoothed && smooth(l, &cur, &other, f, settings_.post_sweeps, true, m);
   }
-  forget_filled_margins(l);  // nothing filled survives the post-smoothing
+  // Nothing filled survives the post-smoothing but the margins its own parts sent.
+  if (!margins_sent || cur != x) forget_filled_margins(l);
   // An odd number of sweeps in all leaves the iterate in the scratch buffer (the copy takes
   // the ghosts along, not the margins).
   if (cur != x) backend.copy_values(x, cur, grid(l).padded_size());
@@ -739,6 +758,7 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
 template <typename T>
 void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
   pending_ = {};
+  forget_filled_margins(0);
   Backend<T>& backend = levels_[0].op.backend();
   // The bottom of the nested iteration: the coarsest level, solved; on a decomposed grid the
   // last distributed level, started from the gathered levels' own pass.

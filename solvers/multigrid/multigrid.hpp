@@ -101,6 +101,7 @@ class Multigrid : public Preconditioner<T> {
   void forget_begun() {
     pending_ = {};
     f_margins_filled_ = nullptr;
+    forget_filled_margins(0);  // u's, exchanged in the last post-smoothing
   }
   // e = one V-cycle from zero on A e = r with zero face values (the mg-cg preconditioner).
   void precondition(const T* r, T* e);
@@ -188,7 +189,7 @@ class Multigrid : public Preconditioner<T> {
   // smoothing; false, nothing done, where the level has no such pass (then prolong_add and
   // smooth()). *exchanged as smooth() returns it.
   bool smooth_prolonged(int l, const T* e, T** cur, T** other, const T* f, BoundaryMode m,
-                        bool* exchanged);
+                        bool* exchanged, bool* margins_sent);
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   // The residual of x on level l restricted into level l + 1's f, its u zeroed (timed).
   void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
@@ -291,6 +292,8 @@ class Multigrid : public Preconditioner<T> {
       replayed_;
   long long replays_ = 0;
   bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
+  // Inside cycle_begun: the finest post-smoothing exchanges its output's margins in parts.
+  bool overlap_finest_post_ = false;
   // The phases' device time, added to timing_ as the device passes them (timing() and the
   // reports settle the rest).
   mutable multigrid_detail::PhaseClock<T> clock_;

@@ -449,7 +449,8 @@ bool HelmholtzOperator<T>::prolong_add_and_smooth(const T* coarse, const GridDes
                                                   const std::array<int, 3>& ratio, Prolongation p,
                                                   T** cur, T** other, const T* f,
                                                   const std::vector<double>& weights, int sweeps,
-                                                  bool reverse, BoundaryMode mode) const {
+                                                  bool reverse, BoundaryMode mode,
+                                                  const std::function<void(T*)>& sent) const {
   if (is_variable() || split_ || sweeps < 1) return false;
   const std::vector<StencilCoeffs<T>> c = sweep_coeffs(weights, sweeps, reverse);
   if (smooths_deep(*cur, *other, f, sweeps)) {
@@ -457,6 +458,28 @@ bool HelmholtzOperator<T>::prolong_add_and_smooth(const T* coarse, const GridDes
     if (g.dims != 3 || deep_.extended.nx != g.nx || deep_.extended.ny != g.ny) return false;
     deep_.fill(*cur);  // the uncorrected iterate's margins: the pass corrects them
     const int offset = margin_planes(deep_.margins.before, g);
+    const GridDesc& e = deep_.extended;
+    const std::ptrdiff_t o = std::ptrdiff_t(deep_.margins.before);
+    const auto part = [&](int p0, int p1) {
+      return backend().prolong_add_sweeps_planes(coarse, gc, ratio, p, *cur - o, *other - o,
+                                                 f ? f - o : nullptr, e, c.data(), sweeps,
+                                                 extended_faces(mode), offset, p0, p1);
+    };
+    // Every rank asks (an empty range) and agrees before storing parts.
+    if (sent && space_.sum_over_ranks(part(0, 0) ? 0.0 : 1.0) == 0.0) {
+      // The planes the neighbours need (their margins, `depth` deep past each face), as
+      // overlap_planes cuts a deep-halo pass; the margin planes are the exchange's.
+      const int before = offset, after = margin_planes(deep_.margins.after, g);
+      const int lo = before, hi = e.nz - after, depth = deep_.depth;
+      const int rest_lo = before ? std::min(lo + depth, hi) : lo;
+      const int send_hi = after ? std::max(rest_lo, hi - depth) : hi;
+      if (before) part(lo, rest_lo);
+      if (after) part(send_hi, hi);
+      sent(*other);
+      part(rest_lo, send_hi);
+      std::swap(*cur, *other);
+      return true;
+    }
     return on_extended(cur, other, f, [&](T** a, T** b, const T* fe) {
       const bool done =
           backend().prolong_add_sweeps(coarse, gc, ratio, p, a, b, fe, deep_.extended, c.data(),

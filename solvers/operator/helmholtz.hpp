@@ -211,11 +211,15 @@ class HelmholtzOperator {
   // field's own margins (filled by the coarser operator's fill_margins_for_interpolation, deep
   // enough for the margins' children); collective, the same answer on every rank. Returns
   // false, having done nothing to the fields, where the backend has no such pass, and on other
-  // distributed grids and variable coefficients.
+  // distributed grids and variable coefficients. `sent` (deep smoothing): where the backend
+  // stores plane ranges of the pass (Backend::prolong_add_sweeps_planes, agreed by every
+  // rank), the pass is stored in parts: the planes the neighbours need first, then
+  // sent(output) (the caller's exchange of the output's margins on the side lane), then the
+  // rest; the output's margins are then the exchange's, not the pass's.
   bool prolong_add_and_smooth(const T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
                               Prolongation p, T** cur, T** other, const T* f,
                               const std::vector<double>& weights, int sweeps, bool reverse,
-                              BoundaryMode mode) const;
+                              BoundaryMode mode, const std::function<void(T*)>& sent = {}) const;
   // ||f - A x|| over all cells (all ranks). `fused` and a constant operator without a split
   // exchange: the residual is never stored (Backend::stencil_square_sum); otherwise it is left
   // in `scratch`, a field of this grid.

@@ -347,7 +347,7 @@ template <typename T>
 void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, const GridDesc& gc,
                                const T* u, T* out, const SourceRef<T>& f, const GridDesc& g,
                                const PassCoeffs<T>& c, const BoundaryFaces& bc, int offset,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, PlaneRange planes) {
   if (g.interior_size() == 0) return;
   if (!prolonged_grids_fit(g, gc, offset))
     throw BackendError(
@@ -355,6 +355,9 @@ void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, cons
         "the fine one's rows and columns whose planes' children lie in it");
   TArgs<T> a =
       whole_rings_pass("a prolonged correction is added", shape, u, out, f, g, c, bc, stream);
+  a.p0 = std::max(planes.lo, 0);
+  a.p1 = planes.hi < 0 ? a.p1 : std::min(planes.hi, a.p1);
+  if (a.p1 <= a.p0) return;
   a.prolong = {coarse + gc.index(0, 0, 0),
                static_cast<long long>(gc.stride_y()),
                static_cast<long long>(gc.stride_z()),
@@ -386,7 +389,7 @@ void launch_temporal(const TemporalShape& shape, const T* u, T* out, const Sourc
   template void load_temporal_multigrid_kernels<T>();                                              \
   template void launch_temporal_prolonged<T>(                                                      \
       const TemporalShape&, const T*, const GridDesc&, const T*, T*, const SourceRef<T>&,          \
-      const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&, int, cudaStream_t);             \
+      const GridDesc&, const PassCoeffs<T>&, const BoundaryFaces&, int, cudaStream_t, PlaneRange); \
   template double launch_temporal_norm<T>(const TemporalShape&, const T*, T*, const SourceRef<T>&, \
                                           const GridDesc&, const PassCoeffs<T>&,                   \
                                           const BoundaryFaces&, const StencilCoeffs<T>&,           \

@@ -89,6 +89,6 @@ template <typename T>
 void launch_temporal_prolonged(const TemporalShape& shape, const T* coarse, const GridDesc& gc,
                                const T* u, T* out, const SourceRef<T>& f, const GridDesc& g,
                                const PassCoeffs<T>& c, const BoundaryFaces& bc, int offset,
-                               cudaStream_t stream);
+                               cudaStream_t stream, PlaneRange planes = {});
 
 }  // namespace heatsolve::cuda
