@@ -283,6 +283,17 @@ class Backend {
     stencil(u, scratch, f, gf, c);
     restrict_average(scratch, gf, coarse, gc, ratio);
   }
+  // stencil_restrict storing only the coarse planes [p0, p1) of the stream axis (3D: z), each
+  // with the whole call's bits, so that disjoint ranges tile it. False, nothing done, where the
+  // backend has no such pass for these faces (an empty range asks just that). Default: false.
+  virtual bool stencil_restrict_planes(T* u, const T* f, const GridDesc& gf,
+                                       const StencilCoeffs<T>& c, const BoundaryFaces& bc,
+                                       T* coarse, const GridDesc& gc,
+                                       const std::array<int, 3>& ratio, int p0, int p1) {
+    (void)u, (void)f, (void)gf, (void)c, (void)bc, (void)coarse, (void)gc, (void)ratio;
+    (void)p0, (void)p1;
+    return false;
+  }
   // sum over the interior of stencil(u, f, c)^2 in double (a residual's squared norm, never
   // stored; u's ghosts filled): the default stores it in `scratch` and takes dot(); a device
   // backend may fuse them (CUDA; its sum's order is then not dot()'s).

@@ -455,6 +455,17 @@ class CudaBackend final : public Backend<T> {
     }
     launch_stencil_restrict<T>(u, source_ref(f, gf), gf, c, rules, coarse, gc, ratio, stream_);
   }
+  bool stencil_restrict_planes(T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                               const BoundaryFaces& bc, T* coarse, const GridDesc& gc,
+                               const std::array<int, 3>& ratio, int p0, int p1) override {
+    // Periodic faces would need u's ghosts filled once, before the first range.
+    const AffineGhostRules<T> rules = affine_ghost_rules<T>(gf, bc);
+    if (gf.dims != 3 || rules.periodic != 0) return false;
+    if (p1 > p0)
+      launch_stencil_restrict<T>(u, source_ref(f, gf), gf, c, rules, coarse, gc, ratio, stream_, p0,
+                                 p1);
+    return true;
+  }
   void prolong_add(const T* coarse, const GridDesc& gc, T* fine, const GridDesc& gf,
                    const std::array<int, 3>& ratio, Prolongation p) override {
     launch_prolong_add<T>(coarse, gc, fine, gf, ratio, p, stream_);

@@ -39,6 +39,10 @@ void Multigrid<T>::attach_deep_smoothing() {
       FilledMargins& filled = filled_[std::size_t(l)];
       if (filled.side) backend.join_side();
       filled.side = false;
+      if (filled.source == x) {  // restrict_residual did it
+        filled.source = nullptr;
+        return;
+      }
       if (filled.x == x) {  // prefill_margins or zero_with_margins did it
         filled.x = nullptr;
         if (!filled.zeroed) return;

@@ -650,11 +650,47 @@ void Multigrid<T>::restrict_residual(int l, T* x, const T* f, BoundaryMode m, bo
   if (lv.ratio == std::array<int, 3>{1, 1, 1}) {
     lv.op.residual(x, f, lv.r->data(), mode(l, m));
     lv.op.backend().restrict_average(lv.r->data(), grid(l), lc.f->data(), grid(l + 1), lv.ratio);
-  } else {
+  } else if (!restrict_sending(l, x, f, m, exchanged)) {
     lv.op.residual_restrict(x, f, lc.f->data(), grid(l + 1), lv.ratio, lv.r->data(), mode(l, m),
                             settings_.fused, exchanged);
   }
   if (!agg_ || l < last_distributed()) zero_with_margins(l + 1, lc.u->data());
+}
+
+template <typename T>
+bool Multigrid<T>::restrict_sending(int l, T* x, const T* f, BoundaryMode m, bool exchanged) {
+  // The next level's right side, when its smoothing is deep, is exchanged on the side lane
+  // while the rest of it is restricted: its planes that the neighbours need are stored first.
+  const int c = l + 1;
+  if (!agg_ || c > last_distributed() || !exchanged || !settings_.fused ||
+      std::size_t(c) >= agg_->deep.size() || !agg_->deep[std::size_t(c)])
+    return false;
+  Level& lc = levels_[c];
+  const HelmholtzOperator<T>& cop = lc.op;
+  const DeepSmoothing<T>& deep = cop.deep_smoothing();
+  const int sweeps = std::max(settings_.pre_sweeps, settings_.post_sweeps);
+  if (!deep || !cop.smooths_deep(lc.u->data(), lc.tmp->data(), lc.f->data(),
+                                 small_[c] ? small_level_sweeps(settings_, sweeps) : sweeps))
+    return false;
+  DeepHaloExchanger<T>* ex = agg_->deep[std::size_t(c)].get();
+  const GridDesc& gc = grid(c);
+  const int depth = ex->geometry().depth;
+  const int lo = deep.margins.before ? depth : 0;
+  const int hi = deep.margins.after ? gc.nz - depth : gc.nz;
+  Backend<T>& backend = cop.backend();
+  T* fc = lc.f->data();
+  return levels_[l].op.residual_restrict_in_parts(
+      x, f, fc, gc, levels_[l].ratio, mode(l, m), lo, hi, [&] {
+        forget_filled_margins(c);
+        const auto t0 = Clock::now();
+        backend.fork_side();  // after the planes the neighbours need
+        ex->exchange(backend, fc - std::ptrdiff_t(deep.margins.before), Lane::Side);
+        timing_.exchange[c] += seconds_since(t0);
+        ++timing_.exchanges[c];
+        ++timing_.prefilled[c];
+        filled_[std::size_t(c)].side = true;
+        filled_[std::size_t(c)].source = fc;
+      });
 }
 
 // The rest of visit(l) after the pre-smoothing left the iterate in cur (other: the scratch;

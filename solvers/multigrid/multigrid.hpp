@@ -193,6 +193,9 @@ class Multigrid : public Preconditioner<T> {
   void level_residual(int l, T* x, const T* f, T* r, BoundaryMode m);
   // The residual of x on level l restricted into level l + 1's f, its u zeroed (timed).
   void restrict_residual(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
+  // restrict_residual's restriction in parts, level l + 1's f exchanged on the side lane
+  // between them, where that level smooths through deep halos; false, nothing done, elsewhere.
+  bool restrict_sending(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   // visit(), replayed where the backend can (Backend::replay; settings.replay, a hierarchy
@@ -264,7 +267,8 @@ class Multigrid : public Preconditioner<T> {
   struct FilledMargins {
     const T* x = nullptr;
     bool side = false;
-    bool zeroed = false;  // by zero_with_margins
+    bool zeroed = false;        // by zero_with_margins
+    const T* source = nullptr;  // the level's right side, exchanged in its restriction
   };
   std::vector<FilledMargins> filled_;
   // Level l's iterate after its visit, where its post-smoothing was one deep pass: its margins

@@ -523,6 +523,27 @@ void HelmholtzOperator<T>::residual_restrict(T* x, const T* f, T* coarse, const 
 }
 
 template <typename T>
+bool HelmholtzOperator<T>::residual_restrict_in_parts(T* x, const T* f, T* coarse,
+                                                      const GridDesc& gc,
+                                                      const std::array<int, 3>& ratio,
+                                                      BoundaryMode mode, int lo, int hi,
+                                                      const std::function<void()>& sent) const {
+  if (is_variable() || split_ || gc.dims != 3) return false;
+  const auto part = [&](int p0, int p1) {
+    return backend().stencil_restrict_planes(x, f, grid(), residual_form().c, faces(mode), coarse,
+                                             gc, ratio, p0, p1);
+  };
+  if (!part(0, 0)) return false;
+  lo = std::clamp(lo, 0, gc.nz);
+  hi = std::clamp(hi, lo, gc.nz);
+  part(0, lo);
+  part(hi, gc.nz);
+  sent();
+  part(lo, hi);
+  return true;
+}
+
+template <typename T>
 HelmholtzOperator<T> HelmholtzOperator<T>::coarsened(FieldSpace<T> space) const {
   return coarsened(std::move(space), {}, {});
 }

@@ -233,6 +233,13 @@ class HelmholtzOperator {
   void residual_restrict(T* x, const T* f, T* coarse, const GridDesc& gc,
                          const std::array<int, 3>& ratio, T* scratch, BoundaryMode mode,
                          bool fused = true, bool exchanged = false) const;
+  // The fused residual_restrict (x's Exchange ghosts filled) stored in parts along the stream
+  // axis: first the coarse planes [0, lo) and [hi, gc.nz), then sent() (the caller's exchange
+  // of those planes, on the side lane), then the rest; the same bits. False, nothing done,
+  // where the backend stores no plane ranges of it (Backend::stencil_restrict_planes).
+  bool residual_restrict_in_parts(T* x, const T* f, T* coarse, const GridDesc& gc,
+                                  const std::array<int, 3>& ratio, BoundaryMode mode, int lo,
+                                  int hi, const std::function<void()>& sent) const;
 
   // The same operator on a coarser grid `space` (transfers between them: kernels/multigrid/):
   // the deck's faces lowered for its spacing (Deck: the same problem on the coarse grid, as

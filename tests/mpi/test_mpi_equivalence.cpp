@@ -1128,11 +1128,17 @@ void test_multigrid_equivalence() {
               iterations);
         // On the GPU the first coarse levels' margins are deeper than their post-smoothing's
         // sweeps by what the finer level's pass reads of them: each hands its correction over
-        // in the margins its own pass left valid, without an exchange, every cycle.
+        // in the margins its own pass left valid, without an exchange, every cycle; and its
+        // two exchanges of a cycle (the right side's, in the restriction that computes it, and
+        // the iterate's before the post-smoothing) run alongside other work.
         if (label.rfind("mg3d-fused-dist", 0) == 0) {
           for (std::size_t l : {std::size_t(1), std::size_t(2)}) {
             const auto& lv = r.multigrid.at("decomposed").at("levels").at(l);
             const long long kept = lv.at("margins_kept");
+            const long long level_alongside = lv.at("margins_exchanged_alongside");
+            CHECK(level_alongside >= 2 * iterations,
+                  "{}: level {}: {} exchanges alongside in {} cycles", label, l, level_alongside,
+                  iterations);
             CHECK(kept >= iterations &&
                       int(lv.at("deep_smoothing_depth")) > cfg.multigrid.margin_depth(),
                   "{}: level {} (margins {} deep) kept its correction's margins {} times in {} "

@@ -95,10 +95,11 @@ template <typename T, int DIM>
 __global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef<T> f,
                                         const GridDesc gf, const StencilCoeffs<T> c,
                                         const AffineGhostRules<T> gr, T* __restrict__ coarse,
-                                        const GridDesc gc, const Halving h, const double scale) {
+                                        const GridDesc gc, const Halving h, const double scale,
+                                        const int kb, const int ke) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= gc.nx) return;
-  const std::int64_t rows = std::int64_t(gc.ny) * (DIM == 3 ? gc.nz : 1);
+  const std::int64_t rows = std::int64_t(gc.ny) * (DIM == 3 ? ke - kb : 1);
   const int rx = 1 << h.sx, ry = 1 << h.sy, rz = 1 << h.sz;
   const std::int64_t sy = gf.stride_y(), sz = DIM == 3 ? gf.stride_z() : 0;
   // Whether a neighbour at `at` is across face `face` with a rule.
@@ -107,7 +108,7 @@ __global__ void stencil_restrict_kernel(const T* __restrict__ u, const SourceRef
   };
   for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
        r += std::int64_t(gridDim.y) * blockDim.y) {
-    const int j = int(r % gc.ny), k = int(r / gc.ny);  // k == 0 in 2D
+    const int j = int(r % gc.ny), k = kb + int(r / gc.ny);  // k == 0 in 2D
     double acc = 0;
     for (int cz = 0; cz < rz; ++cz)
       for (int b = 0; b < ry; ++b) {
@@ -149,13 +150,14 @@ template <typename T, int SRC>
 __global__ void __launch_bounds__(256, 2)
     stencil_restrict_stream_kernel(const T* __restrict__ u, const SourceRef<T> f, const GridDesc gf,
                                    const StencilCoeffs<T> c, const AffineGhostRules<T> gr,
-                                   T* __restrict__ coarse, const GridDesc gc, const int chunk) {
+                                   T* __restrict__ coarse, const GridDesc gc, const int chunk,
+                                   const int kb, const int ke) {
   constexpr bool SOURCE = SRC != kSourceNone;
   using V2 = typename Vec2<T>::type;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i >= gc.nx || j >= gc.ny) return;
-  const int k0 = blockIdx.z * chunk, k1 = min(k0 + chunk, gc.nz);
+  const int k0 = kb + blockIdx.z * chunk, k1 = min(k0 + chunk, ke);
   const int sy = int(gf.stride_y());
   const std::int64_t sz = gf.stride_z();
   // Fine cell (2i, 2j, z) is at cell + z * sz (plane z may be a ghost plane, -1 or nz).
@@ -529,11 +531,16 @@ template <typename T>
 void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
                              const StencilCoeffs<T>& c, const AffineGhostRules<T>& rules, T* coarse,
                              const GridDesc& gc, const std::array<int, 3>& ratio,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, int kb, int ke) {
   const Halving h = check_transfer(gf, gc, ratio, "stencil_restrict");
   if (gc.interior_size() == 0) return;
   if (rules.periodic != 0)
     throw std::invalid_argument("stencil_restrict: periodic faces are read from u's ghosts");
+  const int nz = gc.dims == 3 ? gc.nz : 1;
+  kb = gc.dims == 3 ? std::max(kb, 0) : 0;
+  ke = gc.dims == 3 && ke >= 0 ? std::min(ke, nz) : nz;
+  if (ke <= kb) return;
+  const int planes = ke - kb;
   if (gf.dims == 3 && h.sx && h.sy && h.sz && gc.nx * gc.ny >= 4096) {
     // Streaming pays where there are enough coarse columns (below, a thread per coarse cell is
     // faster); chunks of coarse planes: enough blocks to fill the device, 8 planes or more each.
@@ -542,28 +549,28 @@ void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& 
       throw std::invalid_argument("stencil_restrict: u is not aligned to two values");
     const dim3 block(32, 8);
     const int bx = (gc.nx + 31) / 32, by = (gc.ny + 7) / 8;
-    const int chunks = std::max(1, std::min(gc.nz / 8, 2048 / std::max(1, bx * by)));
-    const int chunk = (gc.nz + chunks - 1) / chunks;
-    const dim3 grid(bx, by, (gc.nz + chunk - 1) / chunk);
+    const int chunks = std::max(1, std::min(planes / 8, 2048 / std::max(1, bx * by)));
+    const int chunk = (planes + chunks - 1) / chunks;
+    const dim3 grid(bx, by, (planes + chunk - 1) / chunk);
     if (f.plane)
       stencil_restrict_stream_kernel<T, kSourceGenerated>
-          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk, kb, ke);
     else if (f.field)
       stencil_restrict_stream_kernel<T, kSourceStaged>
-          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk, kb, ke);
     else
       stencil_restrict_stream_kernel<T, kSourceNone>
-          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk);
+          <<<grid, block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, chunk, kb, ke);
     CUDA_CHECK_LAUNCH();
     return;
   }
-  const RowLaunch l = row_launch(gc);
+  const RowLaunch l = row_launch(gc.nx, std::int64_t(gc.ny) * planes);
   if (gf.dims == 3)
     stencil_restrict_kernel<T, 3>
-        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h));
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h), kb, ke);
   else
     stencil_restrict_kernel<T, 2>
-        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h));
+        <<<l.grid, l.block, 0, stream>>>(u, f, gf, c, rules, coarse, gc, h, scale_of(h), kb, ke);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -579,17 +586,18 @@ void launch_prolong_add(const T* coarse, const GridDesc& gc, T* fine, const Grid
   CUDA_CHECK_LAUNCH();
 }
 
-#define HS_INSTANTIATE(T)                                                                     \
-  template void launch_restrict_average<T>(const T*, const GridDesc&, T*, const GridDesc&,    \
-                                           const std::array<int, 3>&, cudaStream_t);          \
-  template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
-                                      const std::array<int, 3>&, Prolongation, cudaStream_t); \
-  template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,         \
-                                      const std::array<int, 3>&, Prolongation, cudaStream_t,  \
-                                      const InterpolateChunking&);                            \
-  template void launch_stencil_restrict<T>(                                                   \
-      const T*, const SourceRef<T>&, const GridDesc&, const StencilCoeffs<T>&,                \
-      const AffineGhostRules<T>&, T*, const GridDesc&, const std::array<int, 3>&, cudaStream_t);
+#define HS_INSTANTIATE(T)                                                                       \
+  template void launch_restrict_average<T>(const T*, const GridDesc&, T*, const GridDesc&,      \
+                                           const std::array<int, 3>&, cudaStream_t);            \
+  template void launch_prolong_add<T>(const T*, const GridDesc&, T*, const GridDesc&,           \
+                                      const std::array<int, 3>&, Prolongation, cudaStream_t);   \
+  template void launch_interpolate<T>(const T*, const GridDesc&, T*, const GridDesc&,           \
+                                      const std::array<int, 3>&, Prolongation, cudaStream_t,    \
+                                      const InterpolateChunking&);                              \
+  template void launch_stencil_restrict<T>(const T*, const SourceRef<T>&, const GridDesc&,      \
+                                           const StencilCoeffs<T>&, const AffineGhostRules<T>&, \
+                                           T*, const GridDesc&, const std::array<int, 3>&,      \
+                                           cudaStream_t, int, int);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

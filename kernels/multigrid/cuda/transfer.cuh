@@ -36,11 +36,13 @@ struct AffineGhostRules;  // kernels/stencil/cuda/ghost_rules.cuh
 // pass rules without them; std::invalid_argument). 3D grids halved on every axis with many
 // coarse columns need u aligned to two values (an allocation's field is). The bits of the
 // boundary fill, the stencil sweep and launch_restrict_average. Asynchronous on `stream`.
+// [kb, ke): the coarse planes stored (3D; ke < 0: to the last), each with the whole call's
+// bits.
 template <typename T>
 void launch_stencil_restrict(const T* u, const SourceRef<T>& f, const GridDesc& gf,
                              const StencilCoeffs<T>& c, const AffineGhostRules<T>& rules, T* coarse,
                              const GridDesc& gc, const std::array<int, 3>& ratio,
-                             cudaStream_t stream);
+                             cudaStream_t stream, int kb = 0, int ke = -1);
 
 // fine += P coarse over the interior cells of gf (same checks). Linear reads coarse's ghost
 // cells next to the interior: fill them first. Asynchronous on `stream`.
