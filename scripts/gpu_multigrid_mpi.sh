@@ -194,13 +194,14 @@ for label in (f"multigrid_strong_{np_}", f"multigrid_weak_{np_}", f"mg-cg_strong
           f"{d.get('distributed_levels')} distributed levels, gathered {d.get('gathered_level')} on "
           f"{d.get('gathered_on')}: gathers {d.get('agglomeration_seconds', 0):.4f} s, exchanges "
           f"{d.get('exchange_seconds', 0):.4f} s (rank 0)")
-    print("  | level | placement | grid | block | seconds | exchange s | exchanges (alongside) "
-          "| deep passes (on zeroed margins) |")
+    print("  | level | placement | grid | block | margins | seconds | exchange s | exchanges (alongside) "
+          "| deep passes (on zeroed margins) | corrections in kept margins |")
     for lv in d.get("levels", []):
         print(f"  | {lv['level']} | {lv['placement']} | {lv.get('grid', '-')} | {lv.get('block', '-')} "
+              f"| {lv.get('deep_smoothing_depth', '-')} "
               f"| {lv['seconds']:.4f} | {fmt(lv.get('exchange_seconds'))} | {lv.get('exchanges', '-')} "
               f"({lv.get('margins_exchanged_alongside', '-')}) | {lv.get('deep_passes', '-')} "
-              f"({lv.get('margins_zeroed', '-')}) |")
+              f"({lv.get('margins_zeroed', '-')}) | {lv.get('margins_kept', '-')} |")
 PY
 fi  # SKIP_TABLE
 
