@@ -534,6 +534,59 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
   }
 }
 
+// The fused restriction stored by coarse plane ranges (Backend::stencil_restrict_planes, a
+// multigrid level's right side exchanged while the rest is restricted): ranges that tile the
+// coarse planes give the whole call's bits, on the thread-per-cell and the streaming kernels,
+// with a stored source and without; planes outside a range are left as they were; 2D has no
+// ranges.
+TYPED_TEST(MultigridTransferCuda, RestrictionPlaneRangesTileTheWhole) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  auto dev = make_backend<T>(BackendKind::Cuda, {});
+  unsigned seed = 170;
+  for (const Level& l : random_levels()) {
+    const StencilCoeffs<T> c = residual_like<T>();
+    if (l.fine.dims == 2) {
+      EXPECT_FALSE(dev->stencil_restrict_planes(nullptr, nullptr, l.fine, c, exchange_faces(),
+                                                nullptr, l.coarse, l.ratio, 0, 0))
+          << l.name;
+      continue;
+    }
+    for (const bool source : {true, false}) {
+      SCOPED_TRACE(l.name + (source ? " with a source" : " without"));
+      const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
+      const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
+      const std::vector<T> before = random_field<T>(l.coarse.padded_size(), ++seed);
+      auto du = dev->allocate(u.size()), df = dev->allocate(f.size());
+      auto want = dev->allocate(before.size()), got = dev->allocate(before.size());
+      du->copy_from_host(u.data());
+      df->copy_from_host(f.data());
+      got->copy_from_host(before.data());
+      const T* fp = source ? df->data() : nullptr;
+      dev->stencil_restrict(du->data(), fp, l.fine, c, exchange_faces(), want->data(), l.coarse,
+                            l.ratio, nullptr);
+      const int nz = l.coarse.nz, lo = std::min(2, nz), hi = std::max(lo, nz - 1);
+      // The first range alone: the planes past it keep their values.
+      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                               got->data(), l.coarse, l.ratio, 0, lo));
+      std::vector<T> w(before.size()), g(before.size());
+      got->copy_to_host(g.data());
+      for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
+        if (k >= lo) ASSERT_EQ(g[idx], before[idx]) << "cell " << i << "," << j << "," << k;
+      });
+      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                               got->data(), l.coarse, l.ratio, hi, nz));
+      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                               got->data(), l.coarse, l.ratio, lo, hi));
+      want->copy_to_host(w.data());
+      got->copy_to_host(g.data());
+      for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
+        ASSERT_EQ(g[idx], w[idx]) << "coarse cell " << i << "," << j << "," << k;
+      });
+    }
+  }
+}
+
 // The residual restricted with the faces' rules applied as the kernel reads u
 // (Backend::stencil_restrict with rule faces): the bits of apply_boundary, the stored sweep
 // and restrict_average, with u's ghosts NaN on every face the rules cover (never read), on
