@@ -75,14 +75,21 @@ void Multigrid<T>::prefill_margins(int l, T* x) {
   DeepHaloExchanger<T>* ex =
       std::size_t(l) < agg_->deep.size() ? agg_->deep[std::size_t(l)].get() : nullptr;
   if (!deep || !ex || !margins_of(x).covers(deep.margins)) return;
+  exchange_alongside(l, x);  // after the pass that computed x
+  filled_[std::size_t(l)].x = x;
+}
+
+template <typename T>
+void Multigrid<T>::exchange_alongside(int l, T* x) {
   Backend<T>& backend = levels_[l].op.backend();
   const auto t0 = Clock::now();
-  backend.fork_side();  // after the pass that computed x
-  ex->exchange(backend, x - std::ptrdiff_t(deep.margins.before), Lane::Side);
+  backend.fork_side();
+  agg_->deep[std::size_t(l)]->exchange(
+      backend, x - std::ptrdiff_t(levels_[l].op.deep_smoothing().margins.before), Lane::Side);
   timing_.exchange[l] += seconds_since(t0);
   ++timing_.exchanges[l];
   ++timing_.prefilled[l];
-  filled_[std::size_t(l)] = {x, true, false};
+  filled_[std::size_t(l)].side = true;
 }
 
 template <typename T>
@@ -348,6 +355,7 @@ void Multigrid<T>::exchange(int l, T* x) {
 #define HEATSOLVE_DISTRIBUTED_MEMBERS(T)                                           \
   template void Multigrid<T>::attach_deep_smoothing();                             \
   template void Multigrid<T>::prefill_margins(int, T*);                            \
+  template void Multigrid<T>::exchange_alongside(int, T*);                         \
   template void Multigrid<T>::zero_with_margins(int, T*);                          \
   template void Multigrid<T>::forget_filled_margins(int);                          \
   template void Multigrid<T>::attach_split_exchanges(const HelmholtzOperator<T>&); \

@@ -672,23 +672,15 @@ bool Multigrid<T>::restrict_sending(int l, T* x, const T* f, BoundaryMode m, boo
   if (!deep || !cop.smooths_deep(lc.u->data(), lc.tmp->data(), lc.f->data(),
                                  small_[c] ? small_level_sweeps(settings_, sweeps) : sweeps))
     return false;
-  DeepHaloExchanger<T>* ex = agg_->deep[std::size_t(c)].get();
   const GridDesc& gc = grid(c);
-  const int depth = ex->geometry().depth;
+  const int depth = deep.depth;
   const int lo = deep.margins.before ? depth : 0;
   const int hi = deep.margins.after ? gc.nz - depth : gc.nz;
-  Backend<T>& backend = cop.backend();
   T* fc = lc.f->data();
   return levels_[l].op.residual_restrict_in_parts(
       x, f, fc, gc, levels_[l].ratio, mode(l, m), lo, hi, [&] {
         forget_filled_margins(c);
-        const auto t0 = Clock::now();
-        backend.fork_side();  // after the planes the neighbours need
-        ex->exchange(backend, fc - std::ptrdiff_t(deep.margins.before), Lane::Side);
-        timing_.exchange[c] += seconds_since(t0);
-        ++timing_.exchanges[c];
-        ++timing_.prefilled[c];
-        filled_[std::size_t(c)].side = true;
+        exchange_alongside(c, fc);  // after the planes the neighbours need
         filled_[std::size_t(c)].source = fc;
       });
 }
@@ -787,65 +779,6 @@ void Multigrid<T>::coarse_solve(int l, T* x, const T* f, BoundaryMode m) {
     s.axpby(x, 1.0, e, 1.0);
     coarse_iterations_ = it;
   }
-}
-
-// ---- Full multigrid ---------------------------------------------------------------------------
-
-template <typename T>
-void Multigrid<T>::fmg(T* u, const T* f, BoundaryMode m) {
-  pending_ = {};
-  forget_filled_margins(0);
-  Backend<T>& backend = levels_[0].op.backend();
-  // The bottom of the nested iteration: the coarsest level, solved; on a decomposed grid the
-  // last distributed level, started from the gathered levels' own pass.
-  const int bottom = agg_ ? last_distributed() : int(levels_.size()) - 1;
-  const auto x = [&](int l) { return l == 0 ? u : levels_[l].u->data(); };
-  const auto rhs = [&](int l) -> const T* { return l == 0 ? f : levels_[l].f->data(); };
-  // The right side on every level: the mean of the children (a source density, and the
-  // fluxes of Neumann and heat-flux faces that variable coefficients carry in it). Blocks of
-  // distributed levels halve evenly: each rank averages its own.
-  {
-    PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
-    for (int l = 0; l < bottom; ++l) {
-      T* coarse = levels_[l + 1].f->data();
-      if (rhs(l))
-        backend.restrict_average(rhs(l), grid(l), coarse, grid(l + 1), levels_[l].ratio);
-      else
-        levels_[l + 1].op.space().zero(coarse);
-    }
-  }
-  levels_[bottom].op.space().zero(x(bottom));
-  if (agg_) {
-    // The bottom's residual from zero restricted and gathered, the gathered levels' own full
-    // multigrid pass on it (zero faces: the deck's face values are in the residual),
-    // prolongated; then a V-cycle of the bottom level.
-    restrict_residual(bottom, x(bottom), rhs(bottom), m, false);
-    agglomerated_correction(bottom, x(bottom), MultigridCycle::FMG);
-    const int cycles = bottom > 0 ? 2 : 1;
-    for (int c = 0; c < cycles; ++c) visit(bottom, x(bottom), rhs(bottom), MultigridCycle::V, m);
-  } else {
-    coarse_solve(bottom, x(bottom), rhs(bottom), m);
-  }
-  // The interpolation of a solution: cubic where the corrections are linear (smooth
-  // coefficients); variable coefficients keep their own order (a solution kinks at a jump).
-  // On a distributed level the coarse block's ghosts come from the neighbours and the cubic
-  // stencils at the block's edges are one-sided, as at walls (one ghost layer).
-  const Prolongation order =
-      settings_.prolongation == Prolongation::Linear ? Prolongation::Cubic : settings_.prolongation;
-  for (int l = bottom - 1; l >= 0; --l) {
-    {
-      PhaseTimer<T> t(clock_, &timing_.transfer, nullptr, timed_);
-      // The coarse solution's ghosts: the problem's faces, or a correction's mirror rules.
-      if (m == BoundaryMode::Deck)
-        levels_[l + 1].op.fill(x(l + 1), m);
-      else
-        levels_[l + 1].op.fill_for_interpolation(x(l + 1));
-      backend.interpolate(x(l + 1), grid(l + 1), x(l), grid(l), levels_[l].ratio, order);
-    }
-    visit(l, x(l), rhs(l), MultigridCycle::V, m);
-  }
-  if (singular_) level_remove_mean(0, u);
-  clock_.settle(false);
 }
 
 template class Multigrid<float>;

@@ -196,6 +196,9 @@ class Multigrid : public Preconditioner<T> {
   // restrict_residual's restriction in parts, level l + 1's f exchanged on the side lane
   // between them, where that level smooths through deep halos; false, nothing done, elsewhere.
   bool restrict_sending(int l, T* x, const T* f, BoundaryMode m, bool exchanged);
+  // Level l's deep exchange of x (a field with margins) on the side lane, after the work
+  // queued so far; timed and counted as one alongside (prefill_margins, restrict_sending).
+  void exchange_alongside(int l, T* x);
   // visit() and correct_and_smooth() return smooth()'s answer for x at their end.
   bool visit(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
   // visit(), replayed where the backend can (Backend::replay; settings.replay, a hierarchy
