@@ -77,6 +77,10 @@ struct BackendOptions {
   // sequence (H100, double, a 3-sweep pass: 67 us at 128^3, 72 us at 64^3, about what three
   // single sweeps take; 1.7 ms at 512^3, against about 4 ms; docs/performance.md).
   long long fuse_min_cells = 1LL << 22;  // between 128^3 and 256^3
+  // Below it, grids of at most this many interior cells with Dirichlet and Neumann faces run
+  // their sweeps in one block, one launch (CUDA): multigrid's levels of 16^3 and fewer cells,
+  // whose sweeps launched one by one cost a launch each and compute next to nothing. 0: never.
+  long long block_sweep_max_cells = 8192;
   // The run's sweeps add a source term (a deck source: Jacobi, heat with a source), so that
   // time_block auto times its candidate passes with one: the source stream changes the
   // ranking of k.

@@ -193,7 +193,8 @@ class CudaBackend final : public Backend<T> {
   // Consecutive sweeps fused into passes of the largest compiled k that fits (their own
   // coefficients per sub-step: a Chebyshev smoother's weights), whatever the kernel option:
   // a pass gives the bits of its single sweeps. Faces other than Dirichlet/Neumann, and grids
-  // below opts_.fuse_min_cells: single sweeps.
+  // below opts_.fuse_min_cells: single sweeps (on grids of at most opts_.block_sweep_max_cells,
+  // all of them in one block's launch).
   // Whether n sweeps on g may run as fused passes.
   bool fuses(const GridDesc& g, int n, const BoundaryFaces& bc) const {
     return n >= 2 && g.interior_size() >= opts_.fuse_min_cells && temporal_supported(g, bc);
@@ -206,7 +207,13 @@ class CudaBackend final : public Backend<T> {
 
   void stencil_sweeps(T** cur, T** other, const T* f, const GridDesc& g, const StencilCoeffs<T>* c,
                       int n, const BoundaryFaces& bc) override {
-    if (!fuses(g, n, bc)) return Backend<T>::stencil_sweeps(cur, other, f, g, c, n, bc);
+    if (!fuses(g, n, bc)) {
+      // HEATSOLVE_NO_BLOCK_SWEEPS=1: one launch a sweep (to measure what the block saves).
+      static const bool off = std::getenv("HEATSOLVE_NO_BLOCK_SWEEPS") != nullptr;
+      if (n >= 2 && !off && sweeps_fit_block(g, bc, opts_.block_sweep_max_cells))
+        return launch_sweeps_in_block<T>(cur, other, source_ref(f, g), g, c, n, bc, stream_);
+      return Backend<T>::stencil_sweeps(cur, other, f, g, c, n, bc);
+    }
     for (int s = 0; s < n;) {
       int k = 1;
       for (int kk : temporal_steps<T>(g.dims))

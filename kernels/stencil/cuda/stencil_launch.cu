@@ -259,11 +259,41 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
                        "' is not compiled with shape " + shape.str());
 }
 
+bool sweeps_fit_block(const GridDesc& g, const BoundaryFaces& bc, long long max_cells) {
+  if (static_cast<long long>(g.interior_size()) > max_cells) return false;
+  for (int face = 0; face < 2 * g.dims; ++face)
+    if (bc[face].type != BoundaryType::Dirichlet && bc[face].type != BoundaryType::Neumann)
+      return false;  // ghosts that another rank or the opposite face would have to refresh
+  return true;
+}
+
+template <typename T>
+void launch_sweeps_in_block(T** cur, T** other, const SourceRef<T>& f, const GridDesc& g,
+                            const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                            cudaStream_t stream) {
+  const GhostRules<T> rules = ghost_rules<T>(g, bc);
+  const long long cells = g.interior_size();
+  const int threads = int(std::min<long long>(kSweepBlockThreads, (cells + 31) / 32 * 32));
+  for (int s = 0; s < n; s += PassCoeffs<T>::kMaxSteps) {
+    const int m = std::min(n - s, PassCoeffs<T>::kMaxSteps);
+    PassCoeffs<T> pass;
+    for (int i = 0; i < m; ++i) pass.step[i] = c[s + i];
+    const auto kernel =
+        g.dims == 3 ? stencil_sweeps_block_kernel<T, 3> : stencil_sweeps_block_kernel<T, 2>;
+    kernel<<<1, threads, 0, stream>>>(*cur, *other, f, g, pass, m, rules);
+    CUDA_CHECK_LAUNCH();
+    if (m % 2) std::swap(*cur, *other);
+  }
+}
+
 #define HS_INSTANTIATE(T)                                                                        \
   template StencilShape resolve_shape<T>(StencilVariant, int, const std::array<int, 3>&);        \
   template void launch_stencil<T>(StencilVariant, const StencilShape&, const T*, T*,             \
                                   const SourceRef<T>&, const GridDesc&, const StencilCoeffs<T>&, \
-                                  cudaStream_t, const BoundaryFaces*);
+                                  cudaStream_t, const BoundaryFaces*);                           \
+  template void launch_sweeps_in_block<T>(T**, T**, const SourceRef<T>&, const GridDesc&,        \
+                                          const StencilCoeffs<T>*, int, const BoundaryFaces&,    \
+                                          cudaStream_t);
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

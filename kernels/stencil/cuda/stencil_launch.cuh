@@ -37,6 +37,19 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
                     const SourceRef<T>& f, const GridDesc& g, const StencilCoeffs<T>& c,
                     cudaStream_t stream, const BoundaryFaces* rules = nullptr);
 
+// Whether sweeps of g with faces bc may run in one block (launch_sweeps_in_block): at most
+// max_cells interior cells and only Dirichlet and Neumann faces, whose ghosts the sweeps apply
+// themselves (no exchange or periodic copy between sweeps).
+bool sweeps_fit_block(const GridDesc& g, const BoundaryFaces& bc, long long max_cells);
+
+// Backend::stencil_sweeps on a grid where sweeps_fit_block: c[0], ..., c[n-1] in turn, each
+// stencil_with_boundary's bits, one single-block launch per PassCoeffs::kMaxSteps sweeps (a
+// small multigrid level's smoothing: one launch instead of n); *cur holds the result on return.
+template <typename T>
+void launch_sweeps_in_block(T** cur, T** other, const SourceRef<T>& f, const GridDesc& g,
+                            const StencilCoeffs<T>* c, int n, const BoundaryFaces& bc,
+                            cudaStream_t stream);
+
 // Multiprocessor count of the current device (cached per device).
 int current_sm_count();
 

@@ -13,19 +13,19 @@
 
 namespace heatsolve::cuda {
 
+// Threads of stencil_sweeps_block_kernel's one block.
+inline constexpr int kSweepBlockThreads = 1024;
+
 // ---- rung 1: naive ------------------------------------------------------------------------
 // RULES: the Dirichlet/Neumann faces of `rules` (stencil_applies_rules) are applied here, from
 // the cell itself, instead of read from u's ghosts (apply_boundary's values, so its bits): a
 // sweep of a small grid (multigrid's coarse levels) is then one launch, not a ghost fill and a
 // sweep.
-template <typename T, int DIM, int BX, int BY, int BZ, bool RULES>
-__global__ void __launch_bounds__(BX* BY* BZ)
-    stencil_naive_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, GridDesc g,
-                         StencilCoeffs<T> c, GhostRules<T> rules) {
-  const int i = blockIdx.x * BX + threadIdx.x;
-  const int j = blockIdx.y * BY + threadIdx.y;
-  const int k = DIM == 3 ? int(blockIdx.z) * BZ + int(threadIdx.z) : 0;
-  if (i >= g.nx || j >= g.ny || (DIM == 3 && k >= g.nz)) return;
+// The naive update of interior cell (i, j, k): out = stencil(u) there.
+template <typename T, int DIM, bool RULES>
+__device__ __forceinline__ void naive_point(const T* u, T* out, const SourceRef<T>& f,
+                                            const GridDesc& g, const StencilCoeffs<T>& c,
+                                            const GhostRules<T>& rules, int i, int j, int k) {
   const std::int64_t sy = g.stride_y(), sz = DIM == 3 ? g.stride_z() : 0;
   const std::int64_t idx = g.index(i, j, k);
   if constexpr (!RULES) {  // the ladder's first rung as it always was (its loads in this order)
@@ -51,6 +51,38 @@ __global__ void __launch_bounds__(BX* BY* BZ)
     out[idx] =
         stencil_point<DIM>(c, uc, at(-1, 0, i == 0), at(1, 1, i == g.nx - 1), at(-sy, 2, j == 0),
                            at(sy, 3, j == g.ny - 1), zm, zp, f, idx, j, k);
+  }
+}
+
+template <typename T, int DIM, int BX, int BY, int BZ, bool RULES>
+__global__ void __launch_bounds__(BX* BY* BZ)
+    stencil_naive_kernel(const T* __restrict__ u, T* __restrict__ out, SourceRef<T> f, GridDesc g,
+                         StencilCoeffs<T> c, GhostRules<T> rules) {
+  const int i = blockIdx.x * BX + threadIdx.x;
+  const int j = blockIdx.y * BY + threadIdx.y;
+  const int k = DIM == 3 ? int(blockIdx.z) * BZ + int(threadIdx.z) : 0;
+  if (i >= g.nx || j >= g.ny || (DIM == 3 && k >= g.nz)) return;
+  naive_point<T, DIM, RULES>(u, out, f, g, c, rules, i, j, k);
+}
+
+// Sweeps c.step[0], ..., c.step[n - 1] of a grid small enough for one block (multigrid's
+// smallest levels, where a sweep launched alone is all launch latency): the naive kernel's
+// points with the rules inside, alternating a -> b -> a ..., the block's threads strided over
+// the interior and synchronised between sweeps (a block sees its own global writes after
+// __syncthreads). The same bits as n naive launches.
+template <typename T, int DIM>
+__global__ void __launch_bounds__(kSweepBlockThreads)
+    stencil_sweeps_block_kernel(T* a, T* b, SourceRef<T> f, GridDesc g, PassCoeffs<T> c, int n,
+                                GhostRules<T> rules) {
+  const int plane = g.nx * g.ny, cells = DIM == 3 ? plane * g.nz : plane;
+  for (int s = 0; s < n; ++s) {
+    const T* u = s % 2 ? b : a;
+    T* out = s % 2 ? a : b;
+    for (int t = threadIdx.x; t < cells; t += blockDim.x) {
+      const int k = DIM == 3 ? t / plane : 0, r = t - k * plane;
+      naive_point<T, DIM, true>(u, out, f, g, c.step[s], rules, r % g.nx, r / g.nx, k);
+    }
+    __syncthreads();
   }
 }
 
