@@ -133,9 +133,11 @@ void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const Stenci
 
 template <typename T>
 void cpu_stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
-                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio) {
+                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio, int p0,
+                          int p1) {
   const bool d3 = gc.dims == 3;
-  const int nz = d3 ? gc.nz : 1;
+  const int k0 = d3 ? std::clamp(p0, 0, gc.nz) : 0;
+  const int nz = d3 ? (p1 < 0 ? gc.nz : std::clamp(p1, k0, gc.nz)) - k0 : 1;
   const int rx = ratio[0], ry = ratio[1], rz = d3 ? ratio[2] : 1;
   const double scale = 1.0 / double(rx * ry * rz);
   const std::int64_t sy = gf.stride_y(), sz = gf.stride_z();
@@ -143,8 +145,9 @@ void cpu_stencil_restrict(const T* u, const T* f, const GridDesc& gf, const Sten
   {
     std::vector<T> rows(std::size_t(4) * std::size_t(gf.nx));  // the children's rows
 #pragma omp for collapse(2) schedule(static)
-    for (int k = 0; k < nz; ++k)
+    for (int q = 0; q < nz; ++q)
       for (int j = 0; j < gc.ny; ++j) {
+        const int k = k0 + q;
         for (int cz = 0; cz < rz; ++cz)
           for (int b = 0; b < ry; ++b) {
             const std::int64_t row = gf.index(0, ry * j + b, d3 ? rz * k + cz : 0);
@@ -439,7 +442,7 @@ void CpuBackend<T>::gram(const T* a, int na, const T* b, int nb, std::size_t ld,
   template void cpu_stencil<T>(const T*, T*, const T*, const GridDesc&, const StencilCoeffs<T>&); \
   template void cpu_stencil_restrict<T>(const T*, const T*, const GridDesc&,                      \
                                         const StencilCoeffs<T>&, T*, const GridDesc&,             \
-                                        const std::array<int, 3>&);                               \
+                                        const std::array<int, 3>&, int, int);                     \
   template double cpu_stencil_square_sum<T>(const T*, const T*, const GridDesc&,                  \
                                             const StencilCoeffs<T>&);                             \
   template void cpu_stencil_region<T>(const T*, T*, const T*, const GridDesc&,                    \

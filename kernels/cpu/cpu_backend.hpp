@@ -38,10 +38,12 @@ template <typename T>
 void cpu_stencil(const T* u, T* out, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
 
 // The mean of each coarse cell's children of cpu_stencil (a residual restricted without being
-// stored): the bits of cpu_stencil and cpu_restrict_average.
+// stored): the bits of cpu_stencil and cpu_restrict_average. 3D: the coarse planes [p0, p1)
+// only (p1 < 0: to the last), each with the whole call's bits.
 template <typename T>
 void cpu_stencil_restrict(const T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
-                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio);
+                          T* coarse, const GridDesc& gc, const std::array<int, 3>& ratio,
+                          int p0 = 0, int p1 = -1);
 // sum of cpu_stencil's values squared over the interior: the bits of cpu_stencil and cpu_dot.
 template <typename T>
 double cpu_stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c);
@@ -133,6 +135,15 @@ class CpuBackend final : public Backend<T> {
     (void)scratch;
     apply_boundary(u, gf, bc);
     cpu_stencil_restrict(u, f, gf, c, coarse, gc, ratio);
+  }
+  bool stencil_restrict_planes(T* u, const T* f, const GridDesc& gf, const StencilCoeffs<T>& c,
+                               const BoundaryFaces& bc, T* coarse, const GridDesc& gc,
+                               const std::array<int, 3>& ratio, int p0, int p1) override {
+    if (gc.dims != 3) return false;
+    if (p0 >= p1) return true;  // the question alone, or an empty part
+    apply_boundary(u, gf, bc);  // the same ghosts every part
+    cpu_stencil_restrict(u, f, gf, c, coarse, gc, ratio, p0, p1);
+    return true;
   }
   double stencil_square_sum(const T* u, const T* f, const GridDesc& g, const StencilCoeffs<T>& c,
                             T* scratch) override {

@@ -877,6 +877,14 @@ std::vector<Case> multigrid_cases() {
     // on every rank), its post-smoothing corrected in its margins too.
     out.push_back({"mg3d-64-gathered", c});
   }
+  if (g_size <= 4) {  // a coarse level past the small ones (48^3) smooths through deep halos
+    Config c = poisson(base_config(3, {96, 96, 96}, 0, Precision::Double), 1e-10);
+    c.boundary = faces({{BoundaryType::Dirichlet, -0.5}, {BoundaryType::Neumann, 0.25}});
+    c.source.type = ShapeType::Sine;
+    c.source.amplitude = 5.0;
+    c.method = SolverMethod::Multigrid;
+    out.push_back({"mg3d-96-deep-coarse-dist", distributed(c, 0)});
+  }
   {  // singular: global means on distributed levels
     Config c = poisson(base_config(3, {32, 32, 16}, 0, Precision::Double), 1e-10);
     c.boundary = faces({{BoundaryType::Neumann, 0.3}, {BoundaryType::Neumann, 0.0}, P, P, P, P});
@@ -1158,6 +1166,20 @@ void test_multigrid_equivalence() {
         CHECK(!corrects_margins || last_alongside >= iterations,
               "{}: level {}: {} exchanges alongside in {} cycles", label, last, last_alongside,
               iterations);
+        // A distributed coarse level that smooths deep, under a finer one whose pass left its
+        // ghosts filled: its right side's margins are exchanged inside the restriction that
+        // computes it (Multigrid::restrict_sending), every cycle, where sweeps do not overlap
+        // their exchanges (the CPU's overlapped sweeps restrict in one piece).
+        if (!run_cfg.overlap) {
+          for (int l = 1; l <= last; ++l) {
+            const auto& lv = dm.at("levels").at(std::size_t(l));
+            const auto& up = dm.at("levels").at(std::size_t(l - 1));
+            if (lv.at("deep_passes") == 0 || up.at("deep_passes") == 0) continue;
+            const long long sent = lv.at("margins_exchanged_alongside");
+            CHECK(sent >= iterations, "{}: level {}: {} exchanges alongside in {} cycles", label, l,
+                  sent, iterations);
+          }
+        }
       }
       const double cycles = double(r.multigrid.at("cycles"));
       // Full multigrid: within one cycle where its nested iteration ran over distributed

@@ -536,19 +536,17 @@ TYPED_TEST(MultigridTransferCuda, FusedResidualRestrictionIsTheTwoPasses) {
 
 // The fused restriction stored by coarse plane ranges (Backend::stencil_restrict_planes, a
 // multigrid level's right side exchanged while the rest is restricted): ranges that tile the
-// coarse planes give the whole call's bits, on the thread-per-cell and the streaming kernels,
-// with a stored source and without; planes outside a range are left as they were; 2D has no
-// ranges.
-TYPED_TEST(MultigridTransferCuda, RestrictionPlaneRangesTileTheWhole) {
-  using T = TypeParam;
-  SKIP_WITHOUT_GPU();
-  auto dev = make_backend<T>(BackendKind::Cuda, {});
+// coarse planes give the whole call's bits (on the GPU on the thread-per-cell and the streaming
+// kernels), with a stored source and without; planes outside a range are left as they were; 2D
+// has no ranges.
+template <typename T>
+void check_restriction_plane_ranges(Backend<T>& be) {
   unsigned seed = 170;
   for (const Level& l : random_levels()) {
     const StencilCoeffs<T> c = residual_like<T>();
     if (l.fine.dims == 2) {
-      EXPECT_FALSE(dev->stencil_restrict_planes(nullptr, nullptr, l.fine, c, exchange_faces(),
-                                                nullptr, l.coarse, l.ratio, 0, 0))
+      EXPECT_FALSE(be.stencil_restrict_planes(nullptr, nullptr, l.fine, c, exchange_faces(),
+                                              nullptr, l.coarse, l.ratio, 0, 0))
           << l.name;
       continue;
     }
@@ -557,27 +555,27 @@ TYPED_TEST(MultigridTransferCuda, RestrictionPlaneRangesTileTheWhole) {
       const std::vector<T> u = random_field<T>(l.fine.padded_size(), ++seed);
       const std::vector<T> f = random_field<T>(l.fine.padded_size(), ++seed);
       const std::vector<T> before = random_field<T>(l.coarse.padded_size(), ++seed);
-      auto du = dev->allocate(u.size()), df = dev->allocate(f.size());
-      auto want = dev->allocate(before.size()), got = dev->allocate(before.size());
+      auto du = be.allocate(u.size()), df = be.allocate(f.size());
+      auto want = be.allocate(before.size()), got = be.allocate(before.size());
       du->copy_from_host(u.data());
       df->copy_from_host(f.data());
       got->copy_from_host(before.data());
       const T* fp = source ? df->data() : nullptr;
-      dev->stencil_restrict(du->data(), fp, l.fine, c, exchange_faces(), want->data(), l.coarse,
-                            l.ratio, nullptr);
+      be.stencil_restrict(du->data(), fp, l.fine, c, exchange_faces(), want->data(), l.coarse,
+                          l.ratio, nullptr);
       const int nz = l.coarse.nz, lo = std::min(2, nz), hi = std::max(lo, nz - 1);
       // The first range alone: the planes past it keep their values.
-      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
-                                               got->data(), l.coarse, l.ratio, 0, lo));
+      ASSERT_TRUE(be.stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                             got->data(), l.coarse, l.ratio, 0, lo));
       std::vector<T> w(before.size()), g(before.size());
       got->copy_to_host(g.data());
       for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
         if (k >= lo) ASSERT_EQ(g[idx], before[idx]) << "cell " << i << "," << j << "," << k;
       });
-      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
-                                               got->data(), l.coarse, l.ratio, hi, nz));
-      ASSERT_TRUE(dev->stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
-                                               got->data(), l.coarse, l.ratio, lo, hi));
+      ASSERT_TRUE(be.stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                             got->data(), l.coarse, l.ratio, hi, nz));
+      ASSERT_TRUE(be.stencil_restrict_planes(du->data(), fp, l.fine, c, exchange_faces(),
+                                             got->data(), l.coarse, l.ratio, lo, hi));
       want->copy_to_host(w.data());
       got->copy_to_host(g.data());
       for_interior(l.coarse, [&](int i, int j, int k, std::int64_t idx) {
@@ -585,6 +583,17 @@ TYPED_TEST(MultigridTransferCuda, RestrictionPlaneRangesTileTheWhole) {
       });
     }
   }
+}
+
+TYPED_TEST(MultigridTransferCpu, RestrictionPlaneRangesTileTheWhole) {
+  auto cpu = make_backend<TypeParam>(BackendKind::Cpu, {});
+  check_restriction_plane_ranges(*cpu);
+}
+
+TYPED_TEST(MultigridTransferCuda, RestrictionPlaneRangesTileTheWhole) {
+  SKIP_WITHOUT_GPU();
+  auto dev = make_backend<TypeParam>(BackendKind::Cuda, {});
+  check_restriction_plane_ranges(*dev);
 }
 
 // The residual restricted with the faces' rules applied as the kernel reads u
