@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -26,6 +27,51 @@ void check_mpi(int rc, const char* what) {
     throw std::runtime_error(
         fmt::format("halo exchange: {} failed: {}", what, std::string(msg, len)));
   }
+}
+
+namespace {
+
+int free_node_ranks(MPI_Comm, int, void* attribute, void*) {
+  delete static_cast<std::vector<char>*>(attribute);
+  return MPI_SUCCESS;
+}
+
+int node_ranks_keyval() {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_node_ranks, &k, nullptr),
+              "MPI_Comm_create_keyval");
+    return k;
+  }();
+  return keyval;
+}
+
+}  // namespace
+
+const std::vector<char>& ranks_on_my_node(MPI_Comm comm) {
+  void* cached = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, node_ranks_keyval(), &cached, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<const std::vector<char>*>(cached);
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  MPI_Group all_group, node_group;
+  MPI_Comm_group(comm, &all_group);
+  MPI_Comm_group(node, &node_group);
+  std::vector<int> ranks(std::size_t(size), 0), on_node(std::size_t(size), MPI_UNDEFINED);
+  for (int r = 0; r < size; ++r) ranks[std::size_t(r)] = r;
+  MPI_Group_translate_ranks(all_group, size, ranks.data(), node_group, on_node.data());
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&all_group);
+  MPI_Comm_free(&node);
+  auto answer = std::make_unique<std::vector<char>>(std::size_t(size), 0);
+  for (int r = 0; r < size; ++r)
+    (*answer)[std::size_t(r)] = on_node[std::size_t(r)] != MPI_UNDEFINED;
+  check_mpi(MPI_Comm_set_attr(comm, node_ranks_keyval(), answer.get()), "MPI_Comm_set_attr");
+  return *answer.release();
 }
 
 namespace {
@@ -231,12 +277,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   const auto probe = [](int rank, int face, int b) {
     return (std::uint64_t(0x1A5E) << 48) | (std::uint64_t(rank) << 8) | std::uint64_t(face * 2 + b);
   };
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  MPI_Group world_group, node_group;
-  MPI_Comm_group(comm, &world_group);
-  MPI_Comm_group(node, &node_group);
+  const std::vector<char>& on_node = ranks_on_my_node(comm);
 
   struct Offer {
     int ok = 0;
@@ -259,9 +300,7 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
   swap_with_peers(comm, peers, mine, theirs, tag_handles);  // my ghost face f: their face f^1
   for (int f = 0; f < 6; ++f) {
     if (peers[f] == MPI_PROC_NULL || !theirs[f].ok) continue;
-    int node_rank = MPI_UNDEFINED;
-    MPI_Group_translate_ranks(world_group, 1, &peers[f], node_group, &node_rank);
-    if (node_rank == MPI_UNDEFINED) continue;  // another node: handles mean nothing here
+    if (!on_node[std::size_t(peers[f])]) continue;  // another node: handles mean nothing here
     CudaIpcMapping m0(device::ipc_open(theirs[f].handles[0]), theirs[f].offsets[0]);
     CudaIpcMapping m1(device::ipc_open(theirs[f].handles[1]), theirs[f].offsets[1]);
     if (!m0.get() || !m1.get()) continue;
@@ -286,9 +325,6 @@ void ipc_handshake(MPI_Comm comm, const std::array<int, 6>& peers,
     links->recv[f] = peer_mapped[f] && verified[f];
     if (!links->send[f]) links->remote[f] = {};
   }
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&world_group);
-  MPI_Comm_free(&node);
 }
 
 // halo: ipc asks for IPC on every face.

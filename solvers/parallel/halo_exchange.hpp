@@ -50,6 +50,12 @@ bool mpi_cuda_aware();
 // Throws std::runtime_error naming `what` and MPI's message unless rc is MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 
+// Per rank of comm, 1 where it shares this rank's node (MPI_COMM_TYPE_SHARED), else 0. The
+// first call on a communicator is collective over it and caches the answer on it (an MPI
+// attribute, freed with the communicator), so that every exchanger's IPC handshake does not
+// split the communicator again.
+const std::vector<char>& ranks_on_my_node(MPI_Comm comm);
+
 // Owns nonblocking requests; on destruction (an exception between post and wait) pending
 // receives are cancelled and all requests freed, never waited on, so a failing rank cannot
 // hang in its own unwinding.

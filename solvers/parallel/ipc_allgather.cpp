@@ -2,6 +2,7 @@
 
 #ifdef HEATSOLVE_HAVE_MPI
 
+#include <algorithm>
 #include <cstdint>
 
 namespace heatsolve {
@@ -31,14 +32,8 @@ std::uint64_t probe(int writer, int b) {
 }  // namespace
 
 bool all_on_one_node(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  int node_size = 0, size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_free(&node);
-  return node_size == size;
+  const std::vector<char>& on_node = ranks_on_my_node(comm);
+  return std::all_of(on_node.begin(), on_node.end(), [](char c) { return c != 0; });
 }
 
 bool slab_block(const GridDesc& global, const Block& block) {

@@ -38,6 +38,7 @@
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/parallel/decomposition.hpp"
 #include "solvers/parallel/halo_exchange.hpp"
+#include "solvers/parallel/ipc_allgather.hpp"
 #include "solvers/solver.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
@@ -400,6 +401,23 @@ RunResult run_any(const Config& cfg, RunContext& ctx, std::vector<FieldWriter*> 
 }
 
 // ---- tests -----------------------------------------------------------------------------
+
+// ranks_on_my_node: every rank of a one-node run shares the node (mpirun on one host: CI and
+// the GPU machines); the second call on a communicator returns the cached answer, a duplicate
+// communicator (attributes not copied) its own, equal one; all_on_one_node agrees.
+void test_ranks_on_my_node() {
+  const std::vector<char>& first = ranks_on_my_node(MPI_COMM_WORLD);
+  CHECK(int(first.size()) == g_size, "{} entries for {} ranks", first.size(), g_size);
+  for (int r = 0; r < int(first.size()); ++r)
+    CHECK(first[std::size_t(r)] == 1, "rank {} not on this node", r);
+  CHECK(&ranks_on_my_node(MPI_COMM_WORLD) == &first, "the answer was not cached");
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  const std::vector<char>& other = ranks_on_my_node(dup);
+  CHECK(&other != &first && other == first, "the duplicate's answer");
+  CHECK(all_on_one_node(dup), "all_on_one_node");
+  MPI_Comm_free(&dup);  // frees its cached answer (a leak would show under the sanitizers)
+}
 
 void test_decomposition_rules() {
   if (g_rank != 0) return;
@@ -1406,7 +1424,8 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     log(fmt::format("heatsolve MPI tests on {} ranks", g_size));
     test_decomposition_rules();
-    log("decomposition rules: done");
+    test_ranks_on_my_node();
+    log("decomposition rules, ranks on the node: done");
     for (int dims : {2, 3}) {
       Config shape;
       shape.dimensions = dims;
