@@ -18,6 +18,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "kernels/stencil/separable_fill.hpp"
+#include "tests/kernels/stencil/sweep_cases.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.hpp"
@@ -30,40 +31,7 @@ namespace {
 
 #ifdef HEATSOLVE_HAVE_CUDA
 
-bool quick() {
-  return std::getenv("HEATSOLVE_GPU_TEST_QUICK") != nullptr;
-}
-
-struct Case {
-  std::string name;
-  BoundaryFaces faces;
-};
-
-std::vector<Case> cases() {
-  using B = BoundaryType;
-  BoundaryFaces d, n, m, p, mp;
-  for (int f = 0; f < 6; ++f) {
-    d[f] = {B::Dirichlet, 0.25 + 0.5 * f};
-    n[f] = {B::Neumann, -0.75 + 0.3 * f};
-    p[f] = {B::Periodic, 0.0};
-  }
-  m[0] = {B::Dirichlet, 1.5};
-  m[1] = {B::Neumann, -2.0};
-  m[2] = {B::Neumann, 0.7};
-  m[3] = {B::Dirichlet, 0.2};
-  m[4] = {B::Neumann, 0.5};
-  m[5] = {B::Dirichlet, -1.0};
-  mp = m;
-  mp[2] = mp[3] = {B::Periodic, 0.0};
-  std::vector<Case> cs{{"mixed", m}};
-  if (!quick()) {
-    cs.push_back({"dirichlet", d});
-    cs.push_back({"neumann", n});
-    cs.push_back({"periodic", p});
-    cs.push_back({"mixed-periodic", mp});
-  }
-  return cs;
-}
+using namespace sweep_test;
 
 std::vector<GridDesc> grids(int dims) {
   std::vector<GridDesc> out;
@@ -90,44 +58,6 @@ std::vector<GridDesc> grids(int dims) {
     out.push_back(g);
   }
   return out;
-}
-
-template <typename T>
-std::vector<T> random_field(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
-
-struct Diff {
-  double rel = 0;
-  long long differing = 0;  // interior cells whose bits differ
-  std::string where;
-};
-
-template <typename T>
-Diff compare(const std::vector<T>& a, const std::vector<T>& ref, const GridDesc& g) {
-  Diff d;
-  double num = 0, den = 0;
-  const int nz = g.dims == 3 ? g.nz : 1;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < g.ny; ++j)
-      for (int i = 0; i < g.nx; ++i) {
-        const std::int64_t idx = g.index(i, j, g.dims == 3 ? k : 0);
-        if (std::memcmp(&a[idx], &ref[idx], sizeof(T)) != 0) ++d.differing;
-        const double e = std::abs(double(a[idx]) - double(ref[idx]));
-        if (!(e <= num)) {
-          num = std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
-          d.where = "(" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
-                    ") got " + std::to_string(double(a[idx])) + " want " +
-                    std::to_string(double(ref[idx]));
-        }
-        den = std::max(den, std::abs(double(ref[idx])));
-      }
-  d.rel = num / std::max(den, 1e-300);
-  return d;
 }
 
 // `n` steps from the same random state: reference = n x (apply_boundary + 2.5d-register
@@ -365,27 +295,6 @@ TEST(CudaTemporal, BackendStepsDouble) {
   check_backend<double>();
 }
 
-// n weighted-Jacobi sweeps for -lap u = f on g, sweep s with the weight w0 + dw s (a distinct
-// weight per sweep, as a Chebyshev smoother's).
-template <typename T>
-std::vector<StencilCoeffs<T>> weighted_jacobi_sweeps(const GridDesc& g, int n, double w0,
-                                                     double dw) {
-  const double ix = 1 / (g.hx * g.hx), iy = 1 / (g.hy * g.hy);
-  const double iz = g.dims == 3 ? 1 / (g.hz * g.hz) : 0.0, diag = 2 * (ix + iy + iz);
-  std::vector<StencilCoeffs<T>> cs;
-  for (int s = 0; s < n; ++s) {
-    const double w = w0 + dw * s;
-    StencilCoeffs<T> c;
-    c.center = T(1 - w);
-    c.cx = T(w * ix / diag);
-    c.cy = T(w * iy / diag);
-    c.cz = T(w * iz / diag);
-    c.source = T(w / diag);
-    cs.push_back(c);
-  }
-  return cs;
-}
-
 // Backend::stencil_sweeps (the multigrid smoother): n sweeps, each with its own weighted-Jacobi
 // coefficients (Chebyshev weights), fused into passes of the compiled k whatever the kernel
 // option, against n single sweeps (stencil_with_boundary) with the same coefficients, bit for
@@ -490,89 +399,6 @@ TEST(CudaTemporal, BackendSweepsWithTheirOwnWeightsFloat) {
 }
 TEST(CudaTemporal, BackendSweepsWithTheirOwnWeightsDouble) {
   check_sweeps<double>();
-}
-
-// Small grids' sweeps in one block (cuda::launch_sweeps_in_block: multigrid's levels of 16^3
-// cells and fewer), each sweep with its own weights and n past one launch's 8, against the same
-// sweeps one by one (apply_boundary, then the 2.5d-register sweep), bit for bit; and the
-// backend's stencil_sweeps, which takes that path exactly where sweeps_fit_block says (8192
-// cells, Dirichlet and Neumann faces), gives the same bits.
-template <typename T>
-void check_block_sweeps() {
-  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available";
-  const int sizes[][3] = {{16, 16, 16}, {5, 7, 3},  {16, 16, 32}, {17, 16, 32},
-                          {64, 64, 1},  {13, 9, 1}, {91, 90, 1},  {92, 90, 1}};
-  auto dev = make_backend<T>(BackendKind::Cuda, BackendOptions{});
-  for (const auto& size : sizes) {
-    GridDesc g;
-    g.dims = size[2] == 1 ? 2 : 3;
-    g.nx = size[0];
-    g.ny = size[1];
-    g.nz = size[2];
-    g.hx = 1.0 / g.nx;
-    g.hy = 1.3 / g.ny;
-    g.hz = g.dims == 3 ? 0.8 / g.nz : 1.0;
-    const long long cells = static_cast<long long>(g.interior_size());
-    dev->prepare(g);
-    for (const Case& bc : cases()) {
-      const bool fits = cuda::sweeps_fit_block(g, bc.faces, BackendOptions{}.block_sweep_max_cells);
-      EXPECT_EQ(fits, cells <= 8192 && bc.name.find("periodic") == std::string::npos)
-          << cells << " cells, " << bc.name;
-      if (!fits) continue;
-      for (int n : {2, 3, 8, 11}) {
-        for (const bool source : {true, false}) {
-          SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-                       std::to_string(g.nz) + " " + bc.name + " n=" + std::to_string(n) +
-                       (source ? " source" : ""));
-          const std::vector<StencilCoeffs<T>> cs = weighted_jacobi_sweeps<T>(g, n, 0.6, 0.23);
-          const std::size_t np = g.padded_size();
-          const std::vector<T> u0 = random_field<T>(np, 41 + n), f0 = random_field<T>(np, 42);
-          const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
-          auto a = dev->allocate(np), b = dev->allocate(np), fa = dev->allocate(np);
-          fa->copy_from_host(f0.data());
-          const T* f = source ? fa->data() : nullptr;
-          const auto result = [&](T* at) {
-            std::vector<T> v(np);
-            (at == a->data() ? a : b)->copy_to_host(v.data());
-            return v;
-          };
-          const StencilShape shape =
-              cuda::resolve_shape<T>(StencilVariant::Register25D, g.dims, {0, 0, 0});
-          a->copy_from_host(u0.data());
-          b->copy_from_host(poison.data());
-          T* cur = a->data();
-          T* other = b->data();
-          for (const StencilCoeffs<T>& c : cs) {
-            dev->apply_boundary(cur, g, bc.faces);
-            cuda::launch_stencil<T>(StencilVariant::Register25D, shape, cur, other, f, g, c,
-                                    nullptr);
-            std::swap(cur, other);
-          }
-          const std::vector<T> ref = result(cur);
-          for (const bool through_backend : {false, true}) {
-            a->copy_from_host(u0.data());
-            b->copy_from_host(poison.data());
-            cur = a->data();
-            other = b->data();
-            if (through_backend)
-              dev->stencil_sweeps(&cur, &other, f, g, cs.data(), n, bc.faces);
-            else
-              cuda::launch_sweeps_in_block<T>(&cur, &other, f, g, cs.data(), n, bc.faces, nullptr);
-            const Diff d = compare(result(cur), ref, g);
-            EXPECT_EQ(d.differing, 0) << (through_backend ? "backend: " : "launcher: ")
-                                      << "worst at " << d.where << " (rel " << d.rel << ")";
-          }
-        }
-      }
-    }
-  }
-}
-
-TEST(CudaTemporal, SmallGridSweepsInOneBlockFloat) {
-  check_block_sweeps<float>();
-}
-TEST(CudaTemporal, SmallGridSweepsInOneBlockDouble) {
-  check_block_sweeps<double>();
 }
 
 // Backend::prolong_add_sweeps (a multigrid visit's post-smoothing): the coarse correction
