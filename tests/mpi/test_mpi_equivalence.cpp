@@ -416,7 +416,7 @@ void test_ranks_on_my_node() {
   const std::vector<char>& other = ranks_on_my_node(dup);
   CHECK(&other != &first && other == first, "the duplicate's answer");
   CHECK(all_on_one_node(dup), "all_on_one_node");
-  MPI_Comm_free(&dup);  // frees its cached answer (a leak would show under the sanitizers)
+  MPI_Comm_free(&dup);  // the attribute's delete callback frees its cached answer
 }
 
 void test_decomposition_rules() {
