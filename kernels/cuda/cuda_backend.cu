@@ -31,64 +31,6 @@ namespace heatsolve {
 
 namespace cuda {
 
-// ---- random fill --------------------------------------------------------------------------
-template <typename T>
-__global__ void fill_random_kernel(T* p, std::size_t n, unsigned long long seed, double lo,
-                                   double hi) {
-  for (std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; t < n;
-       t += std::size_t(gridDim.x) * blockDim.x) {
-    unsigned long long z = (t + 1) * 0x9E3779B97F4A7C15ull ^ seed;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[t] = T(lo + (hi - lo) * (double(z >> 11) * (1.0 / 9007199254740992.0)));
-  }
-}
-
-template <typename T>
-void fill_random_device(T* p, std::size_t n, unsigned long long seed, double lo, double hi,
-                        cudaStream_t stream) {
-  if (n == 0) return;
-  const int blocks = int(std::min<std::size_t>((n + 255) / 256, 8192));
-  fill_random_kernel<T><<<blocks, 256, 0, stream>>>(p, n, seed, lo, hi);
-  CUDA_CHECK_LAUNCH();
-}
-template void fill_random_device<float>(float*, std::size_t, unsigned long long, double, double,
-                                        cudaStream_t);
-template void fill_random_device<double>(double*, std::size_t, unsigned long long, double, double,
-                                         cudaStream_t);
-
-// ---- ghost fill: one kernel for all faces -------------------------------------------------
-// One grid z-slice per face (blockIdx.z = face), a 2D thread grid over the face's two
-// tangential coordinates (a fastest), no integer division per ghost cell. x faces cover
-// (j, k), y faces (i, k), z faces (i, j); faces cover only interior tangential ranges, so no
-// two threads write the same ghost. The x faces touch one DRAM sector per row whatever the
-// indexing (59 us at 512^3 on an H200): the heat loop avoids this pass where the sweep
-// applies the rules itself (Backend::stencil_with_boundary).
-template <typename T>
-__global__ void apply_boundary_kernel(T* __restrict__ u, GridDesc g, AffineGhostRules<T> rules) {
-  const int face = blockIdx.z;
-  const bool periodic = (rules.periodic >> face) & 1u;
-  if (!periodic && !((rules.active >> face) & 1u)) return;  // Exchange: left untouched
-  const int axis = face >> 1;
-  const bool hi = face & 1;
-  const int na = axis == 0 ? g.ny : g.nx;
-  const int nb = g.dims == 3 ? (axis == 2 ? g.ny : g.nz) : 1;
-  const int a = blockIdx.x * blockDim.x + threadIdx.x;
-  const int b = blockIdx.y * blockDim.y + threadIdx.y;
-  if (a >= na || b >= nb) return;
-  const int n = axis == 0 ? g.nx : axis == 1 ? g.ny : g.nz;  // extent across the face
-  // The cell the rule reads: the inner neighbour, or for periodic faces the opposite side
-  // (only that one is read: each read of an x-face cell costs a DRAM sector of its own).
-  const int ghost_at = hi ? n : -1, source_at = (hi != periodic) ? n - 1 : 0;
-  const std::int64_t base = axis == 0   ? g.index(0, a, b)
-                            : axis == 1 ? g.index(a, 0, b)
-                                        : g.index(a, b, 0);
-  const std::int64_t step = axis == 0 ? 1 : axis == 1 ? g.stride_y() : g.stride_z();
-  const T source = u[base + source_at * step];
-  u[base + ghost_at * step] = periodic ? source : ghost_rule(rules, face, source);
-}
-
 // ---- the backend ----------------------------------------------------------------------------
 template <typename T>
 class CudaBackend final : public Backend<T> {
@@ -296,13 +238,7 @@ class CudaBackend final : public Backend<T> {
   }
 
   void apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc) override {
-    if (g.interior_size() == 0) return;
-    const bool d3 = g.dims == 3;
-    const dim3 block(d3 ? 32 : 256, d3 ? 8 : 1);
-    const int max_a = std::max(g.nx, g.ny), max_b = d3 ? std::max(g.ny, g.nz) : 1;
-    const dim3 grid((max_a + block.x - 1) / block.x, (max_b + block.y - 1) / block.y, d3 ? 6 : 4);
-    apply_boundary_kernel<T><<<grid, block, 0, stream_>>>(u, g, affine_ghost_rules<T>(g, bc));
-    CUDA_CHECK_LAUNCH();
+    launch_apply_boundary<T>(u, g, bc, stream_);
   }
 
   void stencil(const T* u, T* out, const T* f, const GridDesc& g,

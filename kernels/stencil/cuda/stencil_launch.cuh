@@ -37,6 +37,11 @@ void launch_stencil(StencilVariant v, const StencilShape& shape, const T* u, T* 
                     const SourceRef<T>& f, const GridDesc& g, const StencilCoeffs<T>& c,
                     cudaStream_t stream, const BoundaryFaces* rules = nullptr);
 
+// apply_boundary on the device (Backend::apply_boundary): every face's ghosts in one launch,
+// Exchange faces left as they are.
+template <typename T>
+void launch_apply_boundary(T* u, const GridDesc& g, const BoundaryFaces& bc, cudaStream_t stream);
+
 // Whether sweeps of g with faces bc may run in one block (launch_sweeps_in_block): at most
 // max_cells interior cells and only Dirichlet and Neumann faces, whose ghosts the sweeps apply
 // themselves (no exchange or periodic copy between sweeps).
