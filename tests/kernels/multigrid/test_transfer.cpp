@@ -12,7 +12,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -24,6 +23,7 @@
 #include "kernels/multigrid/interpolation.hpp"
 #include "kernels/stencil/separable_fill.hpp"
 #include "kernels/stencil/source.hpp"
+#include "tests/kernels/random_field.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "kernels/multigrid/cuda/transfer.cuh"
@@ -86,14 +86,7 @@ std::vector<T> padded_field(const GridDesc& g, Fn&& fn) {
   return v;
 }
 
-template <typename T>
-std::vector<T> random_field(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
+using test_fields::random_field;
 
 // Calls fn(i, j, k, index) for every interior cell of g.
 template <class Fn>

@@ -8,13 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "core/boundary.hpp"
 #include "core/grid.hpp"
 #include "kernels/stencil/coefficients.hpp"
+#include "tests/kernels/random_field.hpp"
 
 namespace heatsolve::sweep_test {
 
@@ -27,7 +27,9 @@ struct Case {
   BoundaryFaces faces;
 };
 
-inline std::vector<Case> cases() {
+// Every face set: uniform Dirichlet, uniform Neumann, all periodic, a mix of Dirichlet and
+// Neumann, and that mix with periodic y faces.
+inline std::vector<Case> all_cases() {
   using B = BoundaryType;
   BoundaryFaces d, n, m, p, mp;
   for (int f = 0; f < 6; ++f) {
@@ -43,24 +45,24 @@ inline std::vector<Case> cases() {
   m[5] = {B::Dirichlet, -1.0};
   mp = m;
   mp[2] = mp[3] = {B::Periodic, 0.0};
-  std::vector<Case> cs{{"mixed", m}};
-  if (!quick()) {
-    cs.push_back({"dirichlet", d});
-    cs.push_back({"neumann", n});
-    cs.push_back({"periodic", p});
-    cs.push_back({"mixed-periodic", mp});
-  }
+  return {{"mixed", m}, {"dirichlet", d}, {"neumann", n}, {"periodic", p}, {"mixed-periodic", mp}};
+}
+
+// The case named `name` of all_cases().
+inline Case face_case(const std::string& name) {
+  for (const Case& c : all_cases())
+    if (c.name == name) return c;
+  return {};
+}
+
+// all_cases(), or only "mixed" with HEATSOLVE_GPU_TEST_QUICK.
+inline std::vector<Case> cases() {
+  std::vector<Case> cs = all_cases();
+  if (quick()) cs.resize(1);
   return cs;
 }
 
-template <typename T>
-std::vector<T> random_field(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
+using test_fields::random_field;
 
 struct Diff {
   double rel = 0;

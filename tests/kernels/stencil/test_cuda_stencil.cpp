@@ -19,6 +19,8 @@
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/stencil/coefficients.hpp"
 #include "solvers/solver.hpp"
+#include "tests/kernels/random_field.hpp"
+#include "tests/kernels/stencil/sweep_cases.hpp"
 
 #ifdef HEATSOLVE_HAVE_CUDA
 #include "app/bench/cuda/stencil_bench.hpp"
@@ -40,41 +42,22 @@ const std::vector<std::string> kVariants = {
     if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
   } while (0)
 
-struct BcCase {
-  std::string name;
-  BoundaryFaces faces;
-};
+using BcCase = sweep_test::Case;
+using sweep_test::quick;
+using test_fields::random_field;
 
-// HEATSOLVE_GPU_TEST_QUICK=1 (scripts/sanitize_gpu.sh): fewer steps and cases, for the
-// sanitizers.
-bool quick() {
-  return std::getenv("HEATSOLVE_GPU_TEST_QUICK") != nullptr;
-}
 int steps(int normal) {
   return quick() ? 2 : normal;
 }
 
+// Dirichlet, Neumann and periodic faces, then a mix with periodic y faces (named "mixed"
+// here; only that one with HEATSOLVE_GPU_TEST_QUICK, scripts/sanitize_gpu.sh).
 std::vector<BcCase> bc_cases() {
-  using B = BoundaryType;
   std::vector<BcCase> cs;
-  BoundaryFaces d, n, p, m;
-  for (int f = 0; f < 6; ++f) {
-    d[f] = {B::Dirichlet, 0.25 + 0.5 * f};
-    n[f] = {B::Neumann, -0.75 + 0.3 * f};
-    p[f] = {B::Periodic, 0.0};
-  }
-  m[0] = {B::Dirichlet, 1.5};
-  m[1] = {B::Neumann, -2.0};
-  m[2] = {B::Periodic, 0.0};
-  m[3] = {B::Periodic, 0.0};
-  m[4] = {B::Neumann, 0.5};
-  m[5] = {B::Dirichlet, -1.0};
-  if (!quick()) {
-    cs.push_back({"dirichlet", d});
-    cs.push_back({"neumann", n});
-    cs.push_back({"periodic", p});
-  }
-  cs.push_back({"mixed", m});
+  if (!quick())
+    for (const char* name : {"dirichlet", "neumann", "periodic"})
+      cs.push_back(sweep_test::face_case(name));
+  cs.push_back({"mixed", sweep_test::face_case("mixed-periodic").faces});
   return cs;
 }
 
@@ -94,15 +77,6 @@ GridDesc make_grid(int dims) {
   g.hy = 1.3 / g.ny;
   g.hz = 0.8 / g.nz;
   return g;
-}
-
-template <typename T>
-std::vector<T> random_field(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(d(rng));
-  return v;
 }
 
 template <typename T>
