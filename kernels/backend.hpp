@@ -451,6 +451,18 @@ class Backend {
     work();
     return false;
   }
+  // Records `work` for *slot's next call to replay, without running it, where a call with
+  // *slot ran it once already (its lazy set-up done) and nothing is recorded yet; work that
+  // cannot be recorded is marked so (later calls run it as is). So that the recording, host
+  // time, can be made while the device is busy (while_waiting). Returns whether *slot holds a
+  // recording now. Default: false.
+  virtual bool prerecord(std::unique_ptr<Recording>* slot, const std::function<void()>& work) {
+    (void)slot, (void)work;
+    return false;
+  }
+  // `work` runs on the host once, at this backend's next wait for a device result, before it
+  // blocks (the device busy with the work queued before it); null forgets it. Default: never.
+  virtual void while_waiting(std::function<void()> work) { (void)work; }
 
   // Copies n values from src to dst, in order with the lane's other work (asynchronous on
   // a device backend). dst may be memory of another device mapped into this process (CUDA

@@ -481,6 +481,12 @@ class CudaBackend final : public Backend<T> {
   bool replay(std::unique_ptr<Recording>* slot, const std::function<void()>& work) override {
     return replayer_.replay(slot, work);
   }
+  bool prerecord(std::unique_ptr<Recording>* slot, const std::function<void()>& work) override {
+    return replayer_.prerecord(slot, work);
+  }
+  void while_waiting(std::function<void()> work) override {
+    reduce_ws_.before_wait(std::move(work));
+  }
 
   void copy_values(T* dst, const T* src, std::size_t n, Lane lane = Lane::Main) override {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, lane_stream(lane)));

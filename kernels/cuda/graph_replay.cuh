@@ -24,8 +24,14 @@ class GraphReplayer {
 
   // Backend::replay's contract.
   bool replay(std::unique_ptr<Recording>* slot, const std::function<void()>& work);
+  // Backend::prerecord's contract.
+  bool prerecord(std::unique_ptr<Recording>* slot, const std::function<void()>& work);
 
  private:
+  // Captures work on record_stream_ into exec (nothing runs); false, exec null and the
+  // refusal's error cleared, where some call of work cannot be recorded.
+  bool capture(const std::function<void()>& work, cudaGraphExec_t* exec);
+
   cudaStream_t* stream_;
   cudaStream_t record_stream_ = nullptr;  // created at the first recording
   bool recording_ = false;

@@ -18,21 +18,9 @@ using multigrid_detail::Clock;
 using multigrid_detail::kUnitTimedCells;
 using multigrid_detail::kUntimedMaxCells;
 using multigrid_detail::PhaseTimer;
+using multigrid_detail::ScopedFlag;
 
 namespace {
-
-// A flag set for a scope, then back to what it was.
-class ScopedFlag {
- public:
-  ScopedFlag(bool& flag, bool value) : flag_(flag), saved_(flag) { flag_ = value; }
-  ~ScopedFlag() { flag_ = saved_; }
-  ScopedFlag(const ScopedFlag&) = delete;
-  ScopedFlag& operator=(const ScopedFlag&) = delete;
-
- private:
-  bool& flag_;
-  bool saved_;
-};
 
 int extent(const GridDesc& g, int a) {
   return a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
@@ -544,8 +532,12 @@ bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
     PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[0], timed_);
     if (deep && f && f != f_margins_filled_ && op.fill_margins(f))  // for the post-smoothing too
       f_margins_filled_ = f;
+    Backend<T>& backend = op.backend();
+    if (!small_visit_prerecorded_)
+      backend.while_waiting([this] { small_visit_prerecorded_ = prerecord_small_visit(); });
     begun = op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
                                          BoundaryMode::Deck, residual_norm);
+    backend.while_waiting(nullptr);
   }
   clock_.settle(false);
   if (!begun) {
@@ -613,29 +605,6 @@ bool Multigrid<T>::visit(int l, T* x, const T* f, MultigridCycle type, BoundaryM
   const bool exchanged =
       (l > 0 || smooth_finest_) && smooth(l, &cur, &other, f, settings_.pre_sweeps, false, m, true);
   return correct_and_smooth(l, x, f, type, m, cur, other, exchanged);
-}
-
-template <typename T>
-bool Multigrid<T>::visit_replayed(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m) {
-  // Only the correction equation's visits (zero faces): the problem's faces may change with
-  // time (Deck visits of full multigrid), and a recording keeps the values it was made with. A
-  // coarsest solve by CG reads dot products on the host: nothing to record. The recordings
-  // are few (a V-cycle's, an F-cycle's, full multigrid's levels); fields that change from
-  // call to call are not recorded past a bound.
-  constexpr std::size_t kMaxRecordings = 64;
-  const auto key = std::make_tuple(l, x, f, type, m);
-  if (!settings_.replay || m != BoundaryMode::Homogeneous || agg_ || !levels_.back().direct ||
-      !levels_[l].op.backend().records() ||
-      (replayed_.size() >= kMaxRecordings && !replayed_.count(key)))
-    return visit(l, x, f, type, m);
-  const ScopedFlag untimed(timed_, false);  // no timing stamps inside a recording
-  if (levels_[l].op.backend().replay(&replayed_[key], [&] { visit(l, x, f, type, m); })) ++replays_;
-  return false;  // a hierarchy on one rank's memory has no Exchange ghosts to have filled
-}
-
-template <typename T>
-long long Multigrid<T>::replays() const {
-  return replays_ + (coarse_ ? coarse_->replays() : 0);
 }
 
 // The residual of x restricted into the next level's f (stored in lv.r only where the sweep

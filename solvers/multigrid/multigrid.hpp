@@ -204,6 +204,15 @@ class Multigrid : public Preconditioner<T> {
   // visit(), replayed where the backend can (Backend::replay; settings.replay, a hierarchy
   // on this rank's memory alone, a direct coarsest solve), untimed inside then.
   bool visit_replayed(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m);
+  // Whether visit_replayed(l, x, f, type, m) may record.
+  bool replayable(int l, BoundaryMode m) const;
+  // The small levels' V-visit that every cycle makes (a serial hierarchy's first level below
+  // kUnitTimedCells; a decomposed one's gathered levels) recorded now without running, where
+  // it ran once (Backend::prerecord): begin_cycle has it done while the device runs the finest
+  // level's first pass and the host would only wait for its norm, so that no cycle pays the
+  // recording. False while that visit has not run yet (ask again at the next cycle).
+  bool prerecord_small_visit();
+  bool prerecord_visit(int l, T* x, const T* f);
   bool correct_and_smooth(int l, T* x, const T* f, MultigridCycle type, BoundaryMode m, T* cur,
                           T* other, bool exchanged);
   MultigridCycle cycle_type() const;
@@ -298,7 +307,8 @@ class Multigrid : public Preconditioner<T> {
   std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, std::unique_ptr<Recording>>
       replayed_;
   long long replays_ = 0;
-  bool begin_declined_ = false;  // a deep begin_cycle found no measuring pass
+  bool small_visit_prerecorded_ = false;  // prerecord_small_visit done (or nothing to record)
+  bool begin_declined_ = false;           // a deep begin_cycle found no measuring pass
   // Inside cycle_begun: the finest post-smoothing exchanges its output's margins in parts.
   bool overlap_finest_post_ = false;
   // The phases' device time, added to timing_ as the device passes them (timing() and the

@@ -70,6 +70,19 @@ class PhaseTimer {
   bool active_;
 };
 
+// A flag set for a scope, then back to what it was (a subtree's visits untimed).
+class ScopedFlag {
+ public:
+  ScopedFlag(bool& flag, bool value) : flag_(flag), saved_(flag) { flag_ = value; }
+  ~ScopedFlag() { flag_ = saved_; }
+  ScopedFlag(const ScopedFlag&) = delete;
+  ScopedFlag& operator=(const ScopedFlag&) = delete;
+
+ private:
+  bool& flag_;
+  bool saved_;
+};
+
 // Levels smaller than this are visited as one timed unit (a cycle's whole subtree below the
 // first of them, one phase): their short, launch-bound kernels are timed together.
 constexpr std::size_t kUnitTimedCells = 128 * 128 * 128;

@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -113,8 +114,18 @@ class ReductionWorkspace {
   double* h_result() const { return h_result_; }  // pinned host mirror
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
+  // Host work for the next wait on a result (Backend::while_waiting): run by finish() once,
+  // before it blocks.
+  void before_wait(std::function<void()> work) { before_wait_ = std::move(work); }
+  void run_before_wait() {
+    if (!before_wait_) return;
+    const std::function<void()> work = std::move(before_wait_);
+    before_wait_ = nullptr;
+    work();
+  }
 
  private:
+  std::function<void()> before_wait_;
   void* part_[2] = {nullptr, nullptr};
   std::size_t part_bytes_ = 0;
   double* d_result_ = nullptr;

@@ -132,6 +132,7 @@ std::size_t align_head(const T* p, std::size_t n) {
 
 // Copies the device result to the pinned mirror and waits for the stream.
 inline double finish(cudaStream_t s, ReductionWorkspace& ws) {
+  ws.run_before_wait();
   CUDA_CHECK(
       cudaMemcpyAsync(ws.h_result(), ws.d_result(), sizeof(double), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
