@@ -1,13 +1,11 @@
 // Materials by region (io/materials.hpp) and the deck keys behind them: parsing and defaults,
 // region membership at cell centres, later entries winning, the sampler's ghost rules against
-// a whole-grid sample, file regions read back per block, the per-cell stability limit against
-// stable_dt and a brute-force minimum, and the summary description.
+// a whole-grid sample, the per-cell stability limit against stable_dt and a brute-force
+// minimum, and the summary description. File regions: test_materials_file.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -15,99 +13,12 @@
 
 #include "io/deck.hpp"
 #include "io/materials.hpp"
-
-#ifdef HEATSOLVE_HAVE_HDF5
-#include <hdf5.h>
-#endif
+#include "tests/io/materials_reference.hpp"
 
 namespace heatsolve {
 namespace {
 
-namespace fs = std::filesystem;
-
-Config parse(const std::string& text, const std::string& source = "test.yaml") {
-  return parse_deck(text, source);
-}
-
-DeckError parse_error(const std::string& text, const std::string& source = "test.yaml") {
-  try {
-    parse(text, source);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
-}
-
-std::string head(int dims, const std::string& cells, const std::string& problem = "heat") {
-  return "name: t\nproblem: {type: " + problem + ", dimensions: " + std::to_string(dims) +
-         "}\ngrid: " + cells + "\n" + (problem == "heat" ? "time: {steps: 10}\n" : "time:\n");
-}
-
-// Five lines: materials sections start on line 6.
-const std::string kHead3 = head(3, "{cells: [8, 8, 8]}") +
-                           "material: {conductivity: 45.0, "
-                           "density: 7850.0, specific_heat: "
-                           "490.0}\n";
-
-// ---- Independent reference: cell centres, membership, properties --------------------------
-
-double centre(const Config& c, int d, int g) {
-  return c.origin[d] + (g + 0.5) * (c.length[d] / c.cells[d]);
-}
-
-bool inside(const Config& c, const Region& r, const std::array<int, 3>& g) {
-  const int dims = c.dimensions;
-  std::array<double, 3> x{0, 0, 0};
-  for (int d = 0; d < dims; ++d) x[d] = centre(c, d, g[d]);
-  switch (r.kind) {
-    case RegionKind::File:
-      return true;
-    case RegionKind::Box:
-      for (int d = 0; d < dims; ++d)
-        if (x[d] < r.lower[d] || x[d] > r.upper[d]) return false;
-      return true;
-    case RegionKind::Sphere: {
-      double s = 0;
-      for (int d = 0; d < dims; ++d) s += (x[d] - r.center[d]) * (x[d] - r.center[d]);
-      return s <= r.radius * r.radius;
-    }
-    case RegionKind::Cylinder: {
-      const int p = r.axis == 0 ? 1 : 0, q = r.axis == 2 ? 1 : 2;
-      const double dp = x[p] - r.center[0], dq = x[q] - r.center[1];
-      return dp * dp + dq * dq <= r.radius * r.radius;
-    }
-  }
-  return false;
-}
-
-// k and rho cp of a global cell, geometric regions only.
-std::pair<double, double> reference(const Config& c, const std::array<int, 3>& g) {
-  double k = c.material.conductivity, rho = c.material.density, cp = c.material.specific_heat;
-  for (const MaterialRegion& e : c.material.regions) {
-    if (!inside(c, e.region, g)) continue;
-    if (e.conductivity) k = *e.conductivity;
-    if (e.density) rho = *e.density;
-    if (e.specific_heat) cp = *e.specific_heat;
-  }
-  return {k, rho * cp};
-}
-
-template <typename F>
-void for_each_cell(const Config& c, F f) {
-  const int nz = c.dimensions == 3 ? c.cells[2] : 1;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < c.cells[1]; ++j)
-      for (int i = 0; i < c.cells[0]; ++i) f(std::array<int, 3>{i, j, k});
-}
-
-GridDesc block(const Config& c, const std::array<int, 3>& n) {
-  GridDesc g = c.grid();
-  g.nx = n[0];
-  g.ny = n[1];
-  g.nz = c.dimensions == 3 ? n[2] : 1;
-  return g;
-}
+using namespace materials_reference;
 
 // ---- Parsing -------------------------------------------------------------------------------
 
@@ -354,54 +265,6 @@ TEST(Materials, DiffusivityDeckSamplesTheDiffusivityAndOne) {
   }
 }
 
-// ---- Ghost rules: each block's padded cells against the whole-grid sample --------------------
-
-// The global cell a padded index stands for under the deck's faces (the contract's rules).
-int source_of(const Config& c, int d, int off, int l) {
-  const int n = c.cells[d], g = off + l;
-  const bool periodic = c.boundary[2 * d].type == BoundaryType::Periodic;
-  if (g < 0) return periodic ? g + n : 0;
-  if (g >= n) return periodic ? g - n : n - 1;
-  return g;
-}
-
-// Splits every axis into `parts` blocks and checks each block's interior and face ghosts
-// bit for bit against the whole grid's interior; edge and corner ghosts must be finite.
-void check_blocks(const Config& c, const std::array<std::vector<int>, 3>& cuts) {
-  const GridDesc whole = c.grid();
-  const CellProperties all = sample_materials(c, whole, {0, 0, 0});
-  const int dims = c.dimensions;
-  const std::vector<int> zcuts = dims == 3 ? cuts[2] : std::vector<int>{0, 1};
-  for (std::size_t bz = 0; bz + 1 < zcuts.size(); ++bz)
-    for (std::size_t by = 0; by + 1 < cuts[1].size(); ++by)
-      for (std::size_t bx = 0; bx + 1 < cuts[0].size(); ++bx) {
-        const std::array<int, 3> off{cuts[0][bx], cuts[1][by], zcuts[bz]};
-        const std::array<int, 3> n{cuts[0][bx + 1] - off[0], cuts[1][by + 1] - off[1],
-                                   zcuts[bz + 1] - off[2]};
-        const GridDesc local = block(c, n);
-        const CellProperties p =
-            sample_materials(c, local, dims == 3 ? off : std::array<int, 3>{off[0], off[1], 0});
-        ASSERT_EQ(p.conductivity.size(), local.padded_size());
-        const int klo = dims == 3 ? -1 : 0, khi = dims == 3 ? n[2] : 0;
-        for (int k = klo; k <= khi; ++k)
-          for (int j = -1; j <= n[1]; ++j)
-            for (int i = -1; i <= n[0]; ++i) {
-              const std::int64_t at = local.index(i, j, k);
-              const int outside =
-                  (i < 0 || i >= n[0]) + (j < 0 || j >= n[1]) + (dims == 3 && (k < 0 || k >= n[2]));
-              ASSERT_TRUE(std::isfinite(p.conductivity[at]) && std::isfinite(p.heat_capacity[at]));
-              if (outside > 1) continue;  // edges and corners: anything finite
-              const int gi = source_of(c, 0, off[0], i), gj = source_of(c, 1, off[1], j);
-              const int gk = dims == 3 ? source_of(c, 2, off[2], k) : 0;
-              const std::int64_t w = whole.index(gi, gj, gk);
-              ASSERT_EQ(p.conductivity[at], all.conductivity[w])
-                  << "block at " << off[0] << "," << off[1] << "," << off[2] << " cell " << i << ","
-                  << j << "," << k;
-              ASSERT_EQ(p.heat_capacity[at], all.heat_capacity[w]);
-            }
-      }
-}
-
 TEST(Materials, GhostsTakeNeighbourWrappedOrMirroredCells) {
   const Config c = parse(kShapes3 +
                          "boundary: {x-: {type: periodic}, x+: {type: periodic},"
@@ -436,46 +299,6 @@ TEST(Materials, BlockOutsideTheGridIsRefused) {
   const Config c = parse(kShapes3);
   EXPECT_THROW(sample_materials(c, block(c, {4, 8, 6}), {7, 0, 0}), std::invalid_argument);
   EXPECT_THROW(sample_materials(c, block(c, {4, 8, 6}), {-1, 0, 0}), std::invalid_argument);
-}
-
-// ---- Stability limit -----------------------------------------------------------------------
-
-using Properties = std::function<std::pair<double, double>(const std::array<int, 3>&)>;
-
-// min over cells of rho cp / sum_f K_f / h_f^2 from whole-grid arrays of `properties` (default:
-// the reference).
-double brute_force_dt(const Config& c, Properties properties = {}) {
-  if (!properties) properties = [&](const std::array<int, 3>& g) { return reference(c, g); };
-  const int dims = c.dimensions;
-  const std::array<int, 3> n{c.cells[0], c.cells[1], dims == 3 ? c.cells[2] : 1};
-  std::vector<double> k(static_cast<std::size_t>(n[0] * n[1] * n[2])), heat(k.size());
-  const auto lin = [&](const std::array<int, 3>& g) { return (g[2] * n[1] + g[1]) * n[0] + g[0]; };
-  for_each_cell(
-      c, [&](const std::array<int, 3>& g) { std::tie(k[lin(g)], heat[lin(g)]) = properties(g); });
-  double best = std::numeric_limits<double>::infinity();
-  for_each_cell(c, [&](const std::array<int, 3>& g) {
-    const double ki = k[lin(g)];
-    double s = 0;
-    for (int d = 0; d < dims; ++d) {
-      const double h = c.length[d] / c.cells[d];
-      const bool periodic = c.boundary[2 * d].type == BoundaryType::Periodic;
-      for (int side : {-1, 1}) {
-        std::array<int, 3> m = g;
-        m[d] += side;
-        double kf = ki;
-        if (m[d] < 0 || m[d] >= n[d]) {
-          if (periodic) m[d] = (m[d] + n[d]) % n[d];
-        }
-        if (m[d] >= 0 && m[d] < n[d]) {
-          const double kn = k[lin(m)];
-          kf = 2 * ki * kn / (ki + kn);
-        }
-        s += kf / (h * h);
-      }
-    }
-    best = std::min(best, heat[lin(g)] / s);
-  });
-  return best;
 }
 
 TEST(Materials, UniformLimitIsStableDtBitForBit) {
@@ -653,219 +476,6 @@ TEST(Materials, DescriptionCountsCells) {
   EXPECT_EQ(u[0]["physical"], false);
   EXPECT_EQ(u[0]["diffusivity"], 1.0);
 }
-
-// ---- File regions ----------------------------------------------------------------------------
-
-#ifdef HEATSOLVE_HAVE_HDF5
-
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("heatsolve_materials_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Writes `values` ([dims...], slowest first) as `dataset` of `type` (a native HDF5 type).
-void write_h5(const fs::path& file, const std::string& dataset, const std::vector<hsize_t>& dims,
-              const std::vector<double>& values, hid_t type = H5T_NATIVE_DOUBLE) {
-  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(f, 0);
-  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  const hid_t d = H5Dcreate2(f, dataset.c_str(), type, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(d, 0);
-  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
-  H5Dclose(d);
-  H5Pclose(lcpl);
-  H5Sclose(s);
-  H5Fclose(f);
-}
-
-// A distinct positive value per cell.
-double cell_value(int i, int j, int k) {
-  return 1.0 + i + 100.0 * j + 10000.0 * k;
-}
-
-std::vector<double> cell_values(int nx, int ny, int nz) {
-  std::vector<double> v;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) v.push_back(cell_value(i, j, k));
-  return v;
-}
-
-TEST(MaterialsFile, RoundTripPerBlockIn3D) {
-  const TempDir dir;
-  for (hid_t type : {H5T_NATIVE_DOUBLE, H5T_NATIVE_FLOAT}) {
-    write_h5(dir.path() / "k.h5", "conductivity", {5, 6, 7}, cell_values(7, 6, 5), type);
-    const std::string deck = (dir.path() / "deck.yaml").string();
-    // Relative to the deck's directory; the dataset's name gives the property.
-    const Config c = parse(head(3, "{cells: [7, 6, 5]}") +
-                               "material: {conductivity: 1, density: 2, specific_heat: 3}\n"
-                               "materials:\n"
-                               "  - {region: {box: {lower: [0, 0, 0], upper: [0.5, 1, 1]}},"
-                               " conductivity: 0.5, density: 4}\n"
-                               "  - {region: {file: {path: k.h5, dataset: conductivity}}}\n"
-                               "boundary: {x-: {type: periodic}, x+: {type: periodic}}\n",
-                           deck);
-    const Region& r = c.material.regions[1].region;
-    EXPECT_EQ(r.kind, RegionKind::File);
-    EXPECT_EQ(r.path, (dir.path() / "k.h5").string());
-    EXPECT_EQ(r.dataset, "conductivity");
-    EXPECT_EQ(c.material.regions[1].file_property, MaterialProperty::Conductivity);
-    const GridDesc whole = c.grid();
-    const CellProperties all = sample_materials(c, whole, {0, 0, 0});
-    for_each_cell(c, [&](const std::array<int, 3>& g) {
-      const std::int64_t n = whole.index(g[0], g[1], g[2]);
-      EXPECT_EQ(all.conductivity[n], cell_value(g[0], g[1], g[2]));  // exact in float too
-      EXPECT_EQ(all.heat_capacity[n], (centre(c, 0, g[0]) <= 0.5 ? 4.0 : 2.0) * 3.0);
-    });
-    check_blocks(c, {std::vector<int>{0, 2, 7}, {0, 3, 6}, {0, 4, 5}});
-    EXPECT_DOUBLE_EQ(stable_dt_materials(c), brute_force_dt(c, [&](const std::array<int, 3>& g) {
-                       const std::int64_t n = whole.index(g[0], g[1], g[2]);
-                       return std::make_pair(all.conductivity[n], all.heat_capacity[n]);
-                     }));
-  }
-}
-
-TEST(MaterialsFile, StabilityLimitReadsTheFile) {
-  const TempDir dir;
-  // k = 1 everywhere but one cell of k = 100: the limit is that cell's.
-  std::vector<double> k(4 * 5 * 6, 1.0);
-  k[(2 * 5 + 3) * 6 + 4] = 100.0;  // cell (4, 3, 2)
-  write_h5(dir.path() / "k.h5", "data/kappa", {4, 5, 6}, k);
-  const Config c = parse(head(3, "{cells: [6, 5, 4]}") +
-                             "materials: [{region: {file: {path: k.h5, dataset: data/kappa,"
-                             " property: conductivity}}}]\n",
-                         (dir.path() / "deck.yaml").string());
-  const MaterialsDtLimit l = materials_dt_limit(c);
-  EXPECT_EQ(l.cell, (std::array<int, 3>{4, 3, 2}));
-  const double h2 = 1.0 / 36, g2 = 1.0 / 25, z2 = 1.0 / 16, kf = 2 * 100.0 / 101.0;
-  EXPECT_DOUBLE_EQ(l.dt_max, 1.0 / (2 * kf / h2 + 2 * kf / g2 + 2 * kf / z2));
-}
-
-TEST(MaterialsFile, DensityFileIn2D) {
-  const TempDir dir;
-  write_h5(dir.path() / "rho.h5", "rho", {4, 9}, cell_values(9, 4, 1));
-  const Config c = parse(head(2, "{cells: [9, 4]}") +
-                             "material: {conductivity: 1, density: 2, specific_heat: 3}\n"
-                             "materials: [{region: {file: {path: rho.h5, dataset: rho,"
-                             " property: density}}}]\n"
-                             "boundary: {y-: {type: periodic}, y+: {type: periodic}}\n",
-                         (dir.path() / "deck.yaml").string());
-  EXPECT_EQ(c.material.regions[0].file_property, MaterialProperty::Density);
-  const GridDesc g = c.grid();
-  const CellProperties p = sample_materials(c, g, {0, 0, 0});
-  for (int j = 0; j < 4; ++j)
-    for (int i = 0; i < 9; ++i) {
-      EXPECT_EQ(p.heat_capacity[g.index(i, j, 0)], cell_value(i, j, 0) * 3.0);
-      EXPECT_EQ(p.conductivity[g.index(i, j, 0)], 1.0);
-    }
-  check_blocks(c, {std::vector<int>{0, 4, 9}, {0, 1, 4}, {}});
-  const nlohmann::json d = describe_materials(c);
-  EXPECT_EQ(d[1]["kind"], "file");
-  EXPECT_EQ(d[1]["property"], "density");
-  EXPECT_EQ(d[1]["cells"], 36);
-  EXPECT_EQ(d[1]["cells_topmost"], 36);
-  EXPECT_EQ(d[0]["cells"], 0);
-}
-
-struct BadFile {
-  const char* label;
-  std::function<void(const fs::path&)> write;  // into the directory
-  std::string region;                          // the materials entry's region text
-  const char* fragment;
-  int column;
-};
-
-TEST(MaterialsFile, BadFilesAreDeckErrorsAtTheirKey) {
-  const std::string text_head = head(3, "{cells: [4, 3, 2]}") + "materials:\n  - {region: ";
-  const std::vector<BadFile> cases{
-      {"missing file", [](const fs::path&) {}, "{file: {path: none.h5, dataset: conductivity}}}",
-       "file.path: no such file", 28},
-      {"not hdf5", [](const fs::path& d) { std::ofstream(d / "text.h5") << "hello"; },
-       "{file: {path: text.h5, dataset: conductivity}}}", "is not an HDF5 file", 28},
-      {"missing dataset",
-       [](const fs::path& d) {
-         write_h5(d / "k.h5", "other", {2, 3, 4}, cell_values(4, 3, 2));
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}", "no dataset 'conductivity'", 43},
-      {"wrong shape",
-       [](const fs::path& d) {
-         write_h5(d / "k.h5", "conductivity", {2, 4, 3}, cell_values(3, 4, 2));
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}",
-       "has shape [2, 4, 3], but the grid's cells are [2, 3, 4] ([nz, ny, nx])", 43},
-      {"2D shape in 3D",
-       [](const fs::path& d) {
-         write_h5(d / "k.h5", "conductivity", {3, 4}, cell_values(4, 3, 1));
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}", "has shape [3, 4]", 43},
-      {"integers",
-       [](const fs::path& d) {
-         write_h5(d / "k.h5", "conductivity", {2, 3, 4}, cell_values(4, 3, 2), H5T_NATIVE_INT);
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}", "does not hold floating-point values", 43},
-      {"negative value",
-       [](const fs::path& d) {
-         std::vector<double> v = cell_values(4, 3, 2);
-         v[(1 * 3 + 2) * 4 + 1] = -1;
-         write_h5(d / "k.h5", "conductivity", {2, 3, 4}, v);
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}",
-       "the value -1 of cell (1, 2, 1) is not a positive, finite number", 43},
-      {"nan value",
-       [](const fs::path& d) {
-         std::vector<double> v = cell_values(4, 3, 2);
-         v[0] = std::nan("");
-         write_h5(d / "k.h5", "conductivity", {2, 3, 4}, v);
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}", "of cell (0, 0, 0) is not a positive", 43},
-      {"zero value",
-       [](const fs::path& d) {
-         std::vector<double> v = cell_values(4, 3, 2);
-         v[5] = 0;
-         write_h5(d / "k.h5", "conductivity", {2, 3, 4}, v);
-       },
-       "{file: {path: k.h5, dataset: conductivity}}}", "the value 0 of cell (1, 1, 0)", 43},
-  };
-  for (const BadFile& b : cases) {
-    SCOPED_TRACE(b.label);
-    const TempDir dir;
-    b.write(dir.path());
-    const DeckError e = parse_error(text_head + b.region + "\n", (dir.path() / "d.yaml").string());
-    EXPECT_NE(e.message().find(b.fragment), std::string::npos) << e.what();
-    EXPECT_EQ(e.line(), 6) << e.what();
-    EXPECT_EQ(e.column(), b.column) << e.what();
-    EXPECT_EQ(e.message().rfind("materials[0].region.file.", 0), 0u) << e.what();
-  }
-}
-
-TEST(MaterialsFile, DensityFileNeedsPhysicalMaterial) {
-  const TempDir dir;
-  write_h5(dir.path() / "k.h5", "density", {2, 3, 4}, cell_values(4, 3, 2));
-  const DeckError e =
-      parse_error(head(3, "{cells: [4, 3, 2]}") +
-                      "materials: [{region: {file: {path: k.h5, dataset: density}}}]\n",
-                  (dir.path() / "d.yaml").string());
-  EXPECT_NE(e.message().find("a density file needs 'material' with conductivity"),
-            std::string::npos)
-      << e.what();
-  EXPECT_EQ(e.line(), 5);
-  EXPECT_EQ(e.column(), 51);
-}
-
-#endif  // HEATSOLVE_HAVE_HDF5
 
 }  // namespace
 }  // namespace heatsolve
