@@ -15,6 +15,7 @@
 
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_handle.hpp"
+#include "tests/temp_dir.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -55,24 +56,7 @@ TEST(Hdf5Chunk, CutsTheSlowestAxesInMultiplesOfFour) {
 
 #ifdef HEATSOLVE_HAVE_HDF5
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("heatsolve_test_" + std::to_string(::getpid()) + "_" +
-                                         info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 OutputGrid grid(int dims) {
   OutputGrid g;

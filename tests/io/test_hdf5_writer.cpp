@@ -15,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "io/field_writer.hpp"
 #include "io/hdf5_writer.hpp"
+#include "tests/temp_dir.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_handle.hpp"
@@ -33,30 +34,7 @@ std::string slurp(const fs::path& p) {
 }
 
 // Set HEATSOLVE_TEST_KEEP=1 to keep the files (e.g. to open them in ParaView).
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("heatsolve_test_" + std::to_string(::getpid()) + "_" +
-                                         info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    const char* keep = std::getenv("HEATSOLVE_TEST_KEEP");
-    if (keep != nullptr && std::string(keep) == "1") {
-      std::printf("kept test output in %s\n", path_.c_str());
-    } else {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 // Minimal well-formedness check: every tag closes in order, nothing outside the root.
 bool xml_well_formed(const std::string& text, std::string& why) {

@@ -12,7 +12,9 @@
 
 #include "io/deck.hpp"
 #include "io/materials.hpp"
+#include "tests/io/h5_test_file.hpp"
 #include "tests/io/materials_reference.hpp"
+#include "tests/temp_dir.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
 #include <hdf5.h>
@@ -22,38 +24,9 @@ namespace {
 
 using namespace materials_reference;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("heatsolve_materials_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
+using test_support::TempDir;
 
- private:
-  fs::path path_;
-};
-
-// Writes `values` ([dims...], slowest first) as `dataset` of `type` (a native HDF5 type).
-void write_h5(const fs::path& file, const std::string& dataset, const std::vector<hsize_t>& dims,
-              const std::vector<double>& values, hid_t type = H5T_NATIVE_DOUBLE) {
-  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(f, 0);
-  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  const hid_t d = H5Dcreate2(f, dataset.c_str(), type, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(d, 0);
-  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
-  H5Dclose(d);
-  H5Pclose(lcpl);
-  H5Sclose(s);
-  H5Fclose(f);
-}
+using test_support::write_h5;
 
 // A distinct positive value per cell.
 double cell_value(int i, int j, int k) {

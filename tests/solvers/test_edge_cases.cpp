@@ -20,6 +20,7 @@
 #include "app/run_command.hpp"
 #include "io/deck.hpp"
 #include "solvers/solver.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace heatsolve {
 namespace {
@@ -52,24 +53,7 @@ void expect_error(const std::string& text, const std::string& fragment, int line
 }
 
 // A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("heatsolve_edge_" + std::to_string(::getpid()) + "_" +
-                                         info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 std::string write_deck(const fs::path& dir, const std::string& text) {
   const fs::path p = dir / "deck.yaml";
