@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/deck.hpp"
+#include "tests/io/deck_error.hpp"
 
 namespace heatsolve::deck_text {
 
@@ -31,13 +32,7 @@ inline Config parse(const std::string& text, const std::vector<std::string>& ove
 // Parses `text`, expecting a DeckError; returns it.
 inline DeckError parse_error(const std::string& text,
                              const std::vector<std::string>& overrides = {}) {
-  try {
-    parse(text, overrides);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
+  return test_support::deck_error_of(text, [&] { parse(text, overrides); });
 }
 
 }  // namespace heatsolve::deck_text

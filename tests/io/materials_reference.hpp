@@ -17,6 +17,7 @@
 
 #include "io/deck.hpp"
 #include "io/materials.hpp"
+#include "tests/io/deck_error.hpp"
 
 namespace heatsolve::materials_reference {
 
@@ -27,13 +28,7 @@ inline Config parse(const std::string& text, const std::string& source = "test.y
 }
 
 inline DeckError parse_error(const std::string& text, const std::string& source = "test.yaml") {
-  try {
-    parse(text, source);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
+  return test_support::deck_error_of(text, [&] { parse(text, source); });
 }
 
 inline std::string head(int dims, const std::string& cells, const std::string& problem = "heat") {

@@ -16,6 +16,7 @@
 #include "io/hdf5_writer.hpp"
 #include "io/initial_field.hpp"
 #include "io/source_balance.hpp"
+#include "tests/io/deck_error.hpp"
 #include "tests/io/h5_test_file.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -33,13 +34,7 @@ Config parse(const std::string& text, const std::string& source = "test.yaml") {
 }
 
 DeckError parse_error(const std::string& text, const std::string& source = "test.yaml") {
-  try {
-    parse(text, source);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
+  return test_support::deck_error_of(text, [&] { parse(text, source); });
 }
 
 void expect_at(const DeckError& e, int line, int column, const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include "core/time_table.hpp"
 #include "io/deck.hpp"
+#include "tests/io/deck_error.hpp"
 
 namespace heatsolve {
 namespace {
@@ -19,13 +20,7 @@ Config parse(const std::string& text) {
 }
 
 DeckError parse_error(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
+  return test_support::deck_error_of(text, [&] { parse(text); });
 }
 
 // Four lines; tests append sections from line 5 on.

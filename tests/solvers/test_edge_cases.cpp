@@ -20,6 +20,7 @@
 #include "app/run_command.hpp"
 #include "io/deck.hpp"
 #include "solvers/solver.hpp"
+#include "tests/io/deck_error.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace heatsolve {
@@ -34,13 +35,7 @@ Config parse(const std::string& text, const std::vector<std::string>& overrides 
 }
 
 DeckError parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse(text, overrides);
-  } catch (const DeckError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "deck was accepted:\n" << text;
-  return DeckError("", 0, 0, "");
+  return test_support::deck_error_of(text, [&] { parse(text, overrides); });
 }
 
 void expect_error(const std::string& text, const std::string& fragment, int line, int column = 0,
