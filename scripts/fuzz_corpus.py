@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # Writes the fuzz seed corpus: every shipped deck (inputs/*.yaml) and every bad deck of the
-# table in tests/io/test_deck.cpp (kBadDecks), one file each. Re-run after adding table rows:
+# table in tests/io/test_deck_errors.cpp (kBadDecks; its base decks in tests/io/deck_text.hpp),
+# one file each. Re-run after adding table rows:
 #   python3 scripts/fuzz_corpus.py tests/fuzz/corpus
 import glob, os, re, shutil, sys
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-src = open(os.path.join(root, 'tests/io/test_deck.cpp')).read()
+src = ''.join(open(os.path.join(root, 'tests/io', f)).read()
+              for f in ('deck_text.hpp', 'test_deck_errors.cpp'))
 tok_re = re.compile(r'"((?:\\.|[^"\\])*)"|([A-Za-z_]\w*)|(-?\d+)|([{},+])|(\s+)|(//[^\n]*)')
 def unescape(s):
     return bytes(s, 'utf-8').decode('unicode_escape')
