@@ -19,6 +19,7 @@ using multigrid_detail::kUnitTimedCells;
 using multigrid_detail::kUntimedMaxCells;
 using multigrid_detail::PhaseTimer;
 using multigrid_detail::ScopedFlag;
+using multigrid_detail::WorkWhileWaiting;
 
 namespace {
 
@@ -532,12 +533,12 @@ bool Multigrid<T>::begin_cycle(T* u, const T* f, double* residual_norm) {
     PhaseTimer<T> t(clock_, &timing_.smooth, &timing_.per_level[0], timed_);
     if (deep && f && f != f_margins_filled_ && op.fill_margins(f))  // for the post-smoothing too
       f_margins_filled_ = f;
-    Backend<T>& backend = op.backend();
-    if (!small_visit_prerecorded_)
-      backend.while_waiting([this] { small_visit_prerecorded_ = prerecord_small_visit(); });
+    // The small levels' visit recorded while the host waits for this pass's norm.
+    const WorkWhileWaiting<T> prerecording(op.backend(), [this] {
+      if (!small_visit_prerecorded_) small_visit_prerecorded_ = prerecord_small_visit();
+    });
     begun = op.smooth_measuring_residual(&cur, &other, f, weights_, settings_.pre_sweeps,
                                          BoundaryMode::Deck, residual_norm);
-    backend.while_waiting(nullptr);
   }
   clock_.settle(false);
   if (!begun) {

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <utility>
 
 #include "kernels/backend.hpp"
 
@@ -81,6 +83,22 @@ class ScopedFlag {
  private:
   bool& flag_;
   bool saved_;
+};
+
+// Host work for the backend's next wait for a device result (Backend::while_waiting), forgotten
+// at the end of the scope where that wait did not come (the pass declined, or threw before it).
+template <typename T>
+class WorkWhileWaiting {
+ public:
+  WorkWhileWaiting(Backend<T>& backend, std::function<void()> work) : b_(backend) {
+    b_.while_waiting(std::move(work));
+  }
+  ~WorkWhileWaiting() { b_.while_waiting(nullptr); }
+  WorkWhileWaiting(const WorkWhileWaiting&) = delete;
+  WorkWhileWaiting& operator=(const WorkWhileWaiting&) = delete;
+
+ private:
+  Backend<T>& b_;
 };
 
 // Levels smaller than this are visited as one timed unit (a cycle's whole subtree below the
