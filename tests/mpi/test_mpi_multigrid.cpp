@@ -46,6 +46,17 @@ std::vector<Case> multigrid_cases() {
     c.output_every = 0;
     return c;
   };
+  // Implicit steps of `dt`, each solved to 1e-10.
+  const auto implicit = [](Config c, TimeScheme scheme, SolverMethod method, double dt) {
+    c.scheme = scheme;
+    c.method = method;
+    c.dt = dt;
+    c.end_time = c.dt * double(c.steps);
+    c.tolerance = 1e-10;
+    c.max_iterations = 50;
+    c.output_every = 0;
+    return c;
+  };
   {  // 3D mixed: Dirichlet values, Neumann fluxes, a periodic pair; Gaussian source
     Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
     c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
@@ -104,13 +115,8 @@ std::vector<Case> multigrid_cases() {
   }
   {  // implicit Euler heat, 3D, dt 50x the explicit limit
     Config c = base_config(3, {20, 16, 12}, 6, Precision::Double);
-    c.scheme = TimeScheme::ImplicitEuler;
-    c.method = SolverMethod::Multigrid;
-    c.dt = 50 * stable_dt(c.grid(), c.diffusivity);
-    c.end_time = c.dt * double(c.steps);
-    c.tolerance = 1e-10;
-    c.max_iterations = 50;
-    c.output_every = 0;
+    c = implicit(c, TimeScheme::ImplicitEuler, SolverMethod::Multigrid,
+                 50 * stable_dt(c.grid(), c.diffusivity));
     c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
                         {BoundaryType::Dirichlet, 0.1},
                         P,
@@ -154,13 +160,8 @@ std::vector<Case> multigrid_cases() {
     add_materials(h);
     h.multigrid.prolongation = Prolongation::Constant;
     h.boundary = c.boundary;
-    h.scheme = TimeScheme::ImplicitEuler;
-    h.method = SolverMethod::MultigridCG;
-    h.dt = 30 * stable_dt_materials(h);
-    h.end_time = h.dt * double(h.steps);
-    h.tolerance = 1e-10;
-    h.max_iterations = 50;
-    h.output_every = 0;
+    h = implicit(h, TimeScheme::ImplicitEuler, SolverMethod::MultigridCG,
+                 30 * stable_dt_materials(h));
     out.push_back({"implicit-euler3d-materials", h});
   }
   // Several distributed levels: 32^3 blocks halve down to 4 cells a side (on 8 ranks 32^3 ->
@@ -241,13 +242,8 @@ std::vector<Case> multigrid_cases() {
   }
   {  // implicit steps: Euler with cycles, Crank-Nicolson with mg-cg
     Config c = base_config(3, {32, 32, 16}, 5, Precision::Double);
-    c.scheme = TimeScheme::ImplicitEuler;
-    c.method = SolverMethod::Multigrid;
-    c.dt = 50 * stable_dt(c.grid(), c.diffusivity);
-    c.end_time = c.dt * double(c.steps);
-    c.tolerance = 1e-10;
-    c.max_iterations = 50;
-    c.output_every = 0;
+    c = implicit(c, TimeScheme::ImplicitEuler, SolverMethod::Multigrid,
+                 50 * stable_dt(c.grid(), c.diffusivity));
     c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
                         {BoundaryType::Dirichlet, 0.1},
                         P,
@@ -287,13 +283,8 @@ std::vector<Case> multigrid_cases() {
     add_materials(h);
     h.multigrid.prolongation = Prolongation::Constant;
     h.boundary = c.boundary;
-    h.scheme = TimeScheme::CrankNicolson;
-    h.method = SolverMethod::MultigridCG;
-    h.dt = 30 * stable_dt_materials(h);
-    h.end_time = h.dt * double(h.steps);
-    h.tolerance = 1e-10;
-    h.max_iterations = 50;
-    h.output_every = 0;
+    h = implicit(h, TimeScheme::CrankNicolson, SolverMethod::MultigridCG,
+                 30 * stable_dt_materials(h));
     out.push_back({"crank-nicolson3d-materials-dist", distributed(h, 0)});
   }
   // On the GPU only (too slow for the CPU's runs): blocks of a z split on up to 4 ranks past
