@@ -10,6 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "io/atomic_file.hpp"
 #include "io/run_identity.hpp"
@@ -100,33 +103,12 @@ void publish_checkpoint(const std::string& directory, const std::string& path, s
   fault_point("checkpoint", step);
 }
 
-std::string resolve_restart_path(const std::string& arg, const std::string& directory) {
-  if (arg != "latest") {
-    if (!fs::exists(arg)) throw CheckpointMismatch(fmt::format("checkpoint '{}' not found", arg));
-    return arg;
-  }
-  const std::string latest = checkpoint_latest_path(directory);
-  std::ifstream in(latest);
-  if (!in)
-    throw CheckpointMismatch(fmt::format(
-        "--restart latest: no '{}' (output.directory '{}' holds no checkpoint of this deck; "
-        "set output.checkpoint_every, or pass a checkpoint file)",
-        latest, directory));
-  std::string name;
-  std::getline(in, name);
-  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
-  if (name.empty())
-    throw CheckpointMismatch(fmt::format("--restart latest: '{}' is empty", latest));
-  fs::path p(name);
-  if (p.is_relative()) p = fs::path(directory.empty() ? "." : directory) / p;
-  if (!fs::exists(p))
-    throw CheckpointMismatch(
-        fmt::format("--restart latest: '{}' names '{}', which does not exist", latest, p.string()));
-  return p.string();
-}
+namespace {
 
-std::vector<std::string> restart_candidates(const std::string& arg, const std::string& directory) {
-  if (arg != "latest") return {resolve_restart_path(arg, directory)};
+// The checkpoint that output.directory's latest-file names (a relative name: in that
+// directory), for --restart latest: {the latest-file's path, the named path}. A
+// CheckpointMismatch where the latest-file is missing or empty.
+std::pair<std::string, fs::path> latest_named(const std::string& directory) {
   const std::string latest = checkpoint_latest_path(directory);
   std::ifstream in(latest);
   if (!in)
@@ -141,6 +123,26 @@ std::vector<std::string> restart_candidates(const std::string& arg, const std::s
     throw CheckpointMismatch(fmt::format("--restart latest: '{}' is empty", latest));
   fs::path named(name);
   if (named.is_relative()) named = fs::path(directory.empty() ? "." : directory) / named;
+  return {latest, named};
+}
+
+}  // namespace
+
+std::string resolve_restart_path(const std::string& arg, const std::string& directory) {
+  if (arg != "latest") {
+    if (!fs::exists(arg)) throw CheckpointMismatch(fmt::format("checkpoint '{}' not found", arg));
+    return arg;
+  }
+  const auto [latest, p] = latest_named(directory);
+  if (!fs::exists(p))
+    throw CheckpointMismatch(
+        fmt::format("--restart latest: '{}' names '{}', which does not exist", latest, p.string()));
+  return p.string();
+}
+
+std::vector<std::string> restart_candidates(const std::string& arg, const std::string& directory) {
+  if (arg != "latest") return {resolve_restart_path(arg, directory)};
+  const auto [latest, named] = latest_named(directory);
   // The step of the named checkpoint bounds the fall-backs (later files belong to a run that
   // was restarted from further back and never got as far again).
   static const std::regex step_re("checkpoint_([0-9]{8,})\\.h5");
