@@ -260,55 +260,16 @@ __device__ __forceinline__ A block_reduce(A v) {
 }
 
 // Shared-memory tree of the last warp, correct under independent thread scheduling: every
-// step reads, then __syncwarp(), then writes, then __syncwarp(). Needs 64 valid entries.
-template <class Op, class A>
+// step reads, then __syncwarp(), then writes, then __syncwarp(). Steps that would read past a
+// compile-time block of BLOCK entries are skipped (rungs 6/7); rung 5 runs all of them
+// (BLOCK 64: it needs 64 valid entries).
+template <int BLOCK, class Op, class A>
 __device__ __forceinline__ void warp_tail(volatile A* s, unsigned tid) {
   A v = s[tid];
 #pragma unroll
   for (int o = 32; o > 0; o >>= 1) {
+    if (BLOCK < 2 * o) continue;
     v = Op::combine(v, A(s[tid + o]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-}
-
-// Same, unrolled with a compile-time block size (rung 6/7): steps above BLOCK are skipped.
-template <int BLOCK, class Op, class A>
-__device__ __forceinline__ void warp_tail_t(volatile A* s, unsigned tid) {
-  A v = s[tid];
-  if (BLOCK >= 64) {
-    v = Op::combine(v, A(s[tid + 32]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-  if (BLOCK >= 32) {
-    v = Op::combine(v, A(s[tid + 16]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-  if (BLOCK >= 16) {
-    v = Op::combine(v, A(s[tid + 8]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-  if (BLOCK >= 8) {
-    v = Op::combine(v, A(s[tid + 4]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-  if (BLOCK >= 4) {
-    v = Op::combine(v, A(s[tid + 2]));
-    __syncwarp();
-    s[tid] = v;
-    __syncwarp();
-  }
-  if (BLOCK >= 2) {
-    v = Op::combine(v, A(s[tid + 1]));
     __syncwarp();
     s[tid] = v;
     __syncwarp();
@@ -402,7 +363,7 @@ __global__ void reduce_r5(L ld, std::size_t n, A* out) {
     if (tid < st) s[tid] = Op::combine(s[tid], s[tid + st]);
     __syncthreads();
   }
-  if (tid < 32) warp_tail<Op, A>(s, tid);
+  if (tid < 32) warp_tail<64, Op, A>(s, tid);
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 
@@ -447,7 +408,7 @@ __device__ __forceinline__ void tree_unrolled(A* s, unsigned tid) {
     if (tid < 64) s[tid] = Op::combine(s[tid], s[tid + 64]);
     __syncthreads();
   }
-  if (tid < 32) warp_tail_t<BLOCK, Op, A>(s, tid);
+  if (tid < 32) warp_tail<BLOCK, Op, A>(s, tid);
 }
 
 // Rung 6: complete unroll, block size a template parameter.
