@@ -554,46 +554,27 @@ class CudaBackend final : public Backend<T> {
     c.center = T(0.4);
     c.cx = c.cy = c.cz = T(0.1);
     BoundaryFaces tuning_faces{};  // Dirichlet 0 on every face
-    cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
     std::vector<Choice> candidates;
     std::vector<double> times;
-    try {
-      for (StencilVariant v : kAllStencilVariants) {
-        if (!stencil_variant_supported(v)) continue;  // the same on every rank (same devices)
-        StencilShape shape;
-        try {
-          shape = resolve_shape<T>(v, g.dims, opts_.block);
-        } catch (const BackendError&) {
-          shape = resolve_shape<T>(v, g.dims, {0, 0, 0});
-        }
-        // What a heat step costs with this variant (Backend::stencil_with_boundary, Dirichlet
-        // faces): the sweep with the rules inside where the variant applies them, else the
-        // ghost fill plus the sweep (the fill is 15 % of a 512^3 step: 2.5d-tma and
-        // 2.5d-register tie within 1 % on the sweep alone in 3D double).
-        const auto step = [&](int s) {
-          step_with_boundary(v, shape, s % 2 ? b.get() : a.get(), s % 2 ? a.get() : b.get(), f, g,
-                             c, tuning_faces);
-        };
-        constexpr int kWarm = 2, kTimed = 6;
-        for (int s = 0; s < kWarm; ++s) step(s);
-        CUDA_CHECK(cudaEventRecord(e0, stream_));
-        for (int s = 0; s < kTimed; ++s) step(s);
-        CUDA_CHECK(cudaEventRecord(e1, stream_));
-        CUDA_CHECK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        candidates.push_back(Choice{v, shape, stencil_variant_name(v)});
-        times.push_back(ms);
+    for (StencilVariant v : kAllStencilVariants) {
+      if (!stencil_variant_supported(v)) continue;  // the same on every rank (same devices)
+      StencilShape shape;
+      try {
+        shape = resolve_shape<T>(v, g.dims, opts_.block);
+      } catch (const BackendError&) {
+        shape = resolve_shape<T>(v, g.dims, {0, 0, 0});
       }
-    } catch (...) {
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-      throw;
+      // What a heat step costs with this variant (Backend::stencil_with_boundary, Dirichlet
+      // faces): the sweep with the rules inside where the variant applies them, else the
+      // ghost fill plus the sweep (the fill is 15 % of a 512^3 step: 2.5d-tma and
+      // 2.5d-register tie within 1 % on the sweep alone in 3D double).
+      const auto step = [&](int s) {
+        step_with_boundary(v, shape, s % 2 ? b.get() : a.get(), s % 2 ? a.get() : b.get(), f, g, c,
+                           tuning_faces);
+      };
+      candidates.push_back(Choice{v, shape, stencil_variant_name(v)});
+      times.push_back(time_ms(2, 6, step));
     }
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
     if (opts_.agree_timings) opts_.agree_timings(times);
     const auto best = std::min_element(times.begin(), times.end()) - times.begin();
     return candidates[best];
@@ -615,46 +596,42 @@ class CudaBackend final : public Backend<T> {
     c.source = T(0.1);
     BoundaryFaces bc{};
     const Choice& ch = choose(g, opts_.source);
-    cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
     int best_k = 1;
     float best = std::numeric_limits<float>::max();
-    try {
-      std::vector<int> ks{1};
-      for (int k : temporal_steps<T>(g.dims))
-        if (k <= max_k) ks.push_back(k);
-      for (int k : ks) {
-        auto pass = [&](int s) {
-          T* in = s % 2 ? b.get() : a.get();
-          T* out = s % 2 ? a.get() : b.get();
-          if (k == 1)
-            launch_stencil<T>(ch.variant, ch.shape, in, out, f, g, c, stream_);
-          else
-            launch_temporal<T>(temporal_default_shape<T>(g.dims, k), in, out, f, g, c, bc, stream_);
-        };
-        const int passes = std::max(2, 8 / k);
-        for (int s = 0; s < 2; ++s) pass(s);
-        CUDA_CHECK(cudaEventRecord(e0, stream_));
-        for (int s = 0; s < passes; ++s) pass(s);
-        CUDA_CHECK(cudaEventRecord(e1, stream_));
-        CUDA_CHECK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        ms /= float(passes * k);
-        if (ms < best) {
-          best = ms;
-          best_k = k;
-        }
+    std::vector<int> ks{1};
+    for (int k : temporal_steps<T>(g.dims))
+      if (k <= max_k) ks.push_back(k);
+    for (int k : ks) {
+      auto pass = [&](int s) {
+        T* in = s % 2 ? b.get() : a.get();
+        T* out = s % 2 ? a.get() : b.get();
+        if (k == 1)
+          launch_stencil<T>(ch.variant, ch.shape, in, out, f, g, c, stream_);
+        else
+          launch_temporal<T>(temporal_default_shape<T>(g.dims, k), in, out, f, g, c, bc, stream_);
+      };
+      const int passes = std::max(2, 8 / k);
+      const float ms = time_ms(2, passes, pass) / float(passes * k);
+      if (ms < best) {
+        best = ms;
+        best_k = k;
       }
-    } catch (...) {
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-      throw;
     }
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
     return best_k;
+  }
+
+  // Milliseconds of run(0 .. timed-1) on the stream, after run(0 .. warm-1) untimed.
+  template <class Run>
+  float time_ms(int warm, int timed, Run&& run) {
+    const CudaEvent begin(cudaEventDefault), end(cudaEventDefault);
+    for (int s = 0; s < warm; ++s) run(s);
+    CUDA_CHECK(cudaEventRecord(begin.get(), stream_));
+    for (int s = 0; s < timed; ++s) run(s);
+    CUDA_CHECK(cudaEventRecord(end.get(), stream_));
+    CUDA_CHECK(cudaEventSynchronize(end.get()));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
+    return ms;
   }
 
   BackendOptions opts_;
