@@ -73,18 +73,9 @@ void get_attr(hid_t obj, const char* name, hid_t type, void* out, hsize_t n,
 
 std::string get_string(hid_t obj, const char* name, const std::string& file) {
   if (H5Aexists(obj, name) <= 0) bad_file(file, fmt::format("attribute '{}' missing", name));
-  h5::Attribute a(H5Aopen(obj, name, H5P_DEFAULT),
-                  fmt::format("open attribute '{}' in {}", name, file));
-  h5::Datatype stored(H5Aget_type(a.get()), "attribute type");
-  if (H5Tget_class(stored.get()) != H5T_STRING || H5Tis_variable_str(stored.get()) > 0)
-    bad_file(file, fmt::format("attribute '{}' is not a fixed-length string", name));
-  const std::size_t size = H5Tget_size(stored.get());
-  h5::Datatype type(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(type.get(), size), "string size");
-  std::string out(size, '\0');
-  h5::check(H5Aread(a.get(), type.get(), out.data()), fmt::format("read attribute '{}'", name));
-  out.resize(std::strlen(out.c_str()));
-  return out;
+  std::optional<std::string> value = h5::fixed_string_attribute(obj, name, file);
+  if (!value) bad_file(file, fmt::format("attribute '{}' is not a fixed-length string", name));
+  return *value;
 }
 
 // File-order (slowest first) extents of the grid and of a block.

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -126,6 +127,25 @@ using Dataspace = Handle<H5Sclose>;
 using Attribute = Handle<H5Aclose>;
 using PropList = Handle<H5Pclose>;
 using Datatype = Handle<H5Tclose>;
+
+// The value of the existing attribute `name` of `obj` where it is a fixed-length string (what
+// the writers store; up to its first NUL), nullopt where it is of another type (a number, a
+// variable-length string). Throws naming `where` where HDF5 cannot open or read it.
+inline std::optional<std::string> fixed_string_attribute(hid_t obj, const char* name,
+                                                         const std::string& where) {
+  const std::string what = std::string("attribute '") + name + "' of " + where;
+  Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
+  Datatype type(H5Aget_type(attr.get()), "type of " + what);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    return std::nullopt;
+  const std::size_t size = H5Tget_size(type.get());
+  Datatype mem(H5Tcopy(H5T_C_S1), "string type");
+  check(H5Tset_size(mem.get(), size + 1), "string size");
+  std::string out(size + 1, '\0');
+  check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
 
 }  // namespace heatsolve::h5
 

@@ -9,7 +9,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "io/hdf5_handle.hpp"
@@ -42,22 +43,20 @@ void get_attribute(hid_t obj, const char* name, hid_t type, void* out, hsize_t n
   h5::check(H5Aread(attr.get(), type, out), "read " + what);
 }
 
+// A fixed-length string attribute of `obj` (what the writers store); an error naming it where it
+// is missing or of another type.
+std::string read_string_attribute(hid_t obj, const char* name, const std::string& where) {
+  std::optional<std::string> value = h5::fixed_string_attribute(obj, name, where);
+  if (!value)
+    throw std::runtime_error(std::string("HDF5: attribute '") + name + "' of " + where +
+                             " is not a fixed-length string");
+  return *value;
+}
+
 // A string attribute of `obj`, or `fallback` when it has none.
 std::string string_attribute_or(hid_t obj, const char* name, const std::string& fallback,
                                 const std::string& where) {
-  if (H5Aexists(obj, name) <= 0) return fallback;
-  const std::string what = std::string("attribute '") + name + "' of " + where;
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
-  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw std::runtime_error("HDF5: " + what + " is not a fixed-length string");
-  const std::size_t size = H5Tget_size(type.get());
-  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
-  std::string out(size + 1, '\0');
-  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
-  out.resize(std::strlen(out.c_str()));
-  return out;
+  return H5Aexists(obj, name) > 0 ? read_string_attribute(obj, name, where) : fallback;
 }
 
 // The series' field name: the root attribute `field`, else the name older versions wrote.
@@ -193,21 +192,6 @@ Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& inf
   return out;
 }
 
-std::string read_string_attribute(hid_t obj, const char* name, const std::string& where) {
-  const std::string what = std::string("attribute '") + name + "' of " + where;
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), "open " + what);
-  h5::Datatype type(H5Aget_type(attr.get()), "type of " + what);
-  if (H5Tget_class(type.get()) != H5T_STRING)
-    throw std::runtime_error("HDF5: " + what + " is not a string");
-  const std::size_t size = H5Tget_size(type.get());
-  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
-  std::string out(size + 1, '\0');
-  h5::check(H5Aread(attr.get(), mem.get(), out.data()), "read " + what);
-  out.resize(std::strlen(out.c_str()));
-  return out;
-}
-
 }  // namespace
 
 Hdf5StepData read_hdf5_step(const std::string& path, std::int64_t index, const Block* block) {
@@ -238,9 +222,9 @@ Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
   const hid_t f = file.get();
   const std::string root = path + ":/";
   Hdf5SeriesInfo info;
-  if (H5Aexists(f, "format") > 0) info.format = read_string_attribute(f, "format", root);
-  if (H5Aexists(f, "lineage") > 0) info.lineage = read_string_attribute(f, "lineage", root);
-  if (H5Aexists(f, "deck_hash") > 0) info.deck_hash = read_string_attribute(f, "deck_hash", root);
+  info.format = string_attribute_or(f, "format", info.format, root);
+  info.lineage = string_attribute_or(f, "lineage", info.lineage, root);
+  info.deck_hash = string_attribute_or(f, "deck_hash", info.deck_hash, root);
   get_attribute(f, "dimensions", H5T_NATIVE_INT, &info.grid.dims, 0, root);
   get_attribute(f, "cells", H5T_NATIVE_INT, info.grid.cells.data(), 3, root);
   get_attribute(f, "origin", H5T_NATIVE_DOUBLE, info.grid.origin.data(), 3, root);

@@ -44,19 +44,10 @@ h5::File open_file(const std::string& path) {
   return h5::File(f, "open " + path);
 }
 
-// A string attribute of `obj`, "" when absent or not a string.
+// A string attribute of `obj`, "" when absent or not a fixed-length string.
 std::string string_attribute(hid_t obj, const char* name) {
   if (H5Aexists(obj, name) <= 0) return "";
-  h5::Attribute attr(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name);
-  h5::Datatype type(H5Aget_type(attr.get()), std::string("type of attribute ") + name);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) return "";
-  const std::size_t size = H5Tget_size(type.get());
-  h5::Datatype mem(H5Tcopy(H5T_C_S1), "string type");
-  h5::check(H5Tset_size(mem.get(), size + 1), "string size");
-  std::string out(size + 1, '\0');
-  h5::check(H5Aread(attr.get(), mem.get(), out.data()), std::string("read attribute ") + name);
-  out.resize(std::char_traits<char>::length(out.c_str()));
-  return out;
+  return h5::fixed_string_attribute(obj, name, "the file").value_or("");
 }
 
 // The dataset, opened and checked: floating-point, the grid's shape.

@@ -489,6 +489,39 @@ TEST(Hdf5Writer, ErrorsNameFileAndOperation) {
                {"zero.h5", "invalid grid"});
 }
 
+// h5::fixed_string_attribute: a fixed-length string's value (a full-length one without its NUL
+// too), nullopt for a variable-length string and a number, an error naming the attribute where
+// it does not exist.
+TEST(Hdf5Attributes, FixedLengthStringsOnly) {
+  TempDir dir;
+  const std::string path = (dir.path() / "attributes.h5").string();
+  h5::File f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create");
+  h5::Dataspace scalar(H5Screate(H5S_SCALAR), "space");
+  const auto string_attribute = [&](const char* name, std::size_t size, const void* value) {
+    h5::Datatype type(H5Tcopy(H5T_C_S1), "type");
+    h5::check(H5Tset_size(type.get(), size), "size");
+    h5::Attribute a(H5Acreate2(f.get(), name, type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+                    "create attribute");
+    h5::check(H5Awrite(a.get(), type.get(), value), "write");
+  };
+  string_attribute("padded", 16, "deck\0\0\0\0\0\0\0\0\0\0\0\0");
+  string_attribute("full", 4, "heat");  // no room for a NUL: all four characters
+  const char* text = "variable";
+  string_attribute("variable", H5T_VARIABLE, &text);
+  const int number = 7;
+  h5::Attribute n(
+      H5Acreate2(f.get(), "number", H5T_NATIVE_INT, scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+      "create number");
+  h5::check(H5Awrite(n.get(), H5T_NATIVE_INT, &number), "write number");
+
+  EXPECT_EQ(h5::fixed_string_attribute(f.get(), "padded", path), "deck");
+  EXPECT_EQ(h5::fixed_string_attribute(f.get(), "full", path), "heat");
+  EXPECT_EQ(h5::fixed_string_attribute(f.get(), "variable", path), std::nullopt);
+  EXPECT_EQ(h5::fixed_string_attribute(f.get(), "number", path), std::nullopt);
+  expect_error([&] { h5::fixed_string_attribute(f.get(), "absent", path); },
+               {"attribute 'absent'", path});
+}
+
 #else
 
 TEST(Hdf5Writer, UnavailableWithoutHdf5) {
