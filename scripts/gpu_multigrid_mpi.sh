@@ -73,7 +73,7 @@ for path in sorted(glob.glob(os.path.join(work, label + ".*", "summary.json"))):
     m = s.get("multigrid", {})
     print(f"  {label:<24} ranks={s['ranks']} wall={s['wall_seconds']:.3f}s "
           f"setup={m.get('setup_seconds', 0):.3f}s steps/its={s.get('iterations', s.get('steps'))} cycles={m.get('cycles')} "
-          f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} replays={m.get('replays', '-')} "
+          f"residual={s['final_residual']:.2e} halo={s.get('halo_transport', '-')} replays={m.get('replays', '-')} ahead={m.get('recorded_ahead', '-')} "
           f"| {m.get('hierarchy')}")
     d = m.get("decomposed", {})
     cs = m.get("cycle_seconds", [])

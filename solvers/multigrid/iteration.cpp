@@ -231,6 +231,8 @@ nlohmann::json MultigridIteration<T>::report(const Config& cfg, std::int64_t cyc
   j["coarse_cg_iterations"] = coarse_iterations();
   // Visits of the local coarse levels replayed as one launch (CUDA graphs; 0 elsewhere).
   j["replays"] = mixed_ ? mixed_->multigrid().replays() : mg_->replays();
+  // Of their recordings, those made while the host waited for a norm (not in a cycle's launches).
+  j["recorded_ahead"] = mixed_ ? mixed_->multigrid().recorded_ahead() : mg_->recorded_ahead();
   // Decomposed: the levels' placement (distributed, gathered), exchanges and gathers.
   if (nlohmann::json d =
           mixed_ ? mixed_->multigrid().decomposition_report() : mg_->decomposition_report();

@@ -142,6 +142,9 @@ class Multigrid : public Preconditioner<T> {
   // Visits of this rank's local coarse levels replayed as one launch (settings.replay), this
   // hierarchy's and its gathered hierarchy's.
   long long replays() const;
+  // Of those visits' recordings, the ones made while the host waited for a norm (begin_cycle,
+  // prerecord_small_visit), this hierarchy's and its gathered hierarchy's.
+  long long recorded_ahead() const;
 
   // Padded fields of the local grid `fine` that a hierarchy built on it allocates (the
   // finest level's own fields are the caller's), for the memory preflight.
@@ -307,6 +310,7 @@ class Multigrid : public Preconditioner<T> {
   std::map<std::tuple<int, T*, const T*, MultigridCycle, BoundaryMode>, std::unique_ptr<Recording>>
       replayed_;
   long long replays_ = 0;
+  long long recorded_ahead_ = 0;
   bool small_visit_prerecorded_ = false;  // prerecord_small_visit done (or nothing to record)
   bool begin_declined_ = false;           // a deep begin_cycle found no measuring pass
   // Inside cycle_begun: the finest post-smoothing exchanges its output's margins in parts.

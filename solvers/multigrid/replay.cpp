@@ -47,7 +47,9 @@ bool Multigrid<T>::prerecord_visit(int l, T* x, const T* f) {
   const auto slot = replayed_.find(std::make_tuple(l, x, f, MultigridCycle::V, m));
   if (slot == replayed_.end()) return false;  // not run yet: its first call does lazy set-up
   const ScopedFlag untimed(timed_, false);
-  levels_[l].op.backend().prerecord(&slot->second, [&] { visit(l, x, f, MultigridCycle::V, m); });
+  if (levels_[l].op.backend().prerecord(&slot->second,
+                                        [&] { visit(l, x, f, MultigridCycle::V, m); }))
+    ++recorded_ahead_;
   return true;
 }
 
@@ -56,12 +58,18 @@ long long Multigrid<T>::replays() const {
   return replays_ + (coarse_ ? coarse_->replays() : 0);
 }
 
+template <typename T>
+long long Multigrid<T>::recorded_ahead() const {
+  return recorded_ahead_ + (coarse_ ? coarse_->recorded_ahead() : 0);
+}
+
 #define HS_INSTANTIATE(T)                                                                      \
   template bool Multigrid<T>::visit_replayed(int, T*, const T*, MultigridCycle, BoundaryMode); \
   template bool Multigrid<T>::replayable(int, BoundaryMode) const;                             \
   template bool Multigrid<T>::prerecord_small_visit();                                         \
   template bool Multigrid<T>::prerecord_visit(int, T*, const T*);                              \
-  template long long Multigrid<T>::replays() const;
+  template long long Multigrid<T>::replays() const;                                            \
+  template long long Multigrid<T>::recorded_ahead() const;
 HS_INSTANTIATE(float)
 HS_INSTANTIATE(double)
 #undef HS_INSTANTIATE

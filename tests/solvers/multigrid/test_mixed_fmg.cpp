@@ -408,7 +408,9 @@ TEST(CudaFullMultigrid, OnePassLandsAtTheDiscretisationError) {
 // The GPU's local coarse levels replayed as CUDA graphs (solver.multigrid.replay, the
 // default) give the bits of the same levels launched kernel by kernel, in the same cycles:
 // V-, F- and full multigrid, mg-cg, a singular problem, mixed precision, implicit steps.
-// The CPU records nothing (0 replays).
+// A V-cycle solve whose cycles begin with the finest level's measuring pass records its small
+// levels' visit while the host waits for that pass's norm (recorded_ahead 1), not in a cycle's
+// launches. The CPU records nothing (0 replays).
 TEST(CudaReplay, ReplayedCoarseLevelsGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const std::string implicit =
@@ -446,6 +448,7 @@ TEST(CudaReplay, ReplayedCoarseLevelsGiveTheSameBits) {
     const Solve off = solve(deck(c.text, {"solver.multigrid.replay=false"}));
     ASSERT_GT(on.r.multigrid.at("replays").get<long long>(), 0);
     EXPECT_EQ(off.r.multigrid.at("replays").get<long long>(), 0);
+    EXPECT_EQ(off.r.multigrid.at("recorded_ahead").get<long long>(), 0);
     EXPECT_EQ(cycles(on.r), cycles(off.r));
     ASSERT_EQ(on.u.size(), off.u.size());
     EXPECT_EQ(std::memcmp(on.u.data(), off.u.data(), on.u.size() * sizeof(double)), 0);
@@ -453,6 +456,13 @@ TEST(CudaReplay, ReplayedCoarseLevelsGiveTheSameBits) {
   const Solve cpu =
       solve(deck(steady("multigrid", "v", kWalls, "double"), {"execution.backend=cpu"}));
   EXPECT_EQ(cpu.r.multigrid.at("replays").get<long long>(), 0);
+  EXPECT_EQ(cpu.r.multigrid.at("recorded_ahead").get<long long>(), 0);
+  // A grid whose cycles begin with the finest level's measuring pass (256^3: larger than the
+  // small levels' naive sweeps) records while the host waits for that pass's norm.
+  const Solve ahead =
+      solve(deck(steady("multigrid", "v", kWalls, "double"), {"grid.cells=[256, 256, 256]"}));
+  EXPECT_GT(ahead.r.multigrid.at("replays").get<long long>(), 0);
+  EXPECT_EQ(ahead.r.multigrid.at("recorded_ahead").get<long long>(), 1);
 }
 
 // Float mg-cg on the GPU stops at its floor as on the CPU.
