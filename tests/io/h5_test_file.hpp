@@ -30,5 +30,15 @@ inline void write_h5(const std::filesystem::path& file, const std::string& datas
   H5Fclose(f);
 }
 
+// value(i, j, k) for every cell of nx x ny x nz, x fastest (a dataset's order, slowest first).
+template <class Value>
+std::vector<double> values_by_cell(int nx, int ny, int nz, Value&& value) {
+  std::vector<double> v;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i) v.push_back(value(i, j, k));
+  return v;
+}
+
 }  // namespace heatsolve::test_support
 #endif  // HEATSOLVE_HAVE_HDF5

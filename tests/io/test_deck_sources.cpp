@@ -269,11 +269,7 @@ double cell_value(int i, int j, int k) {
 }
 
 std::vector<double> cell_values(int nx, int ny, int nz) {
-  std::vector<double> v;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) v.push_back(cell_value(i, j, k));
-  return v;
+  return test_support::values_by_cell(nx, ny, nz, cell_value);
 }
 
 // Deck text of a grid of nx x ny (x nz) cells starting from `initial`, written to dir/deck.yaml.

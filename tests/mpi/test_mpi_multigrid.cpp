@@ -57,6 +57,23 @@ std::vector<Case> multigrid_cases() {
     c.output_every = 0;
     return c;
   };
+  // mg-cg Poisson with materials by region, convective, heat-flux, periodic, Dirichlet and
+  // Neumann faces, a uniform source.
+  const auto materials_poisson = [&](std::array<int, 3> cells) {
+    Config c = poisson(base_config(3, cells, 0, Precision::Double), 1e-10);
+    add_materials(c);
+    c.multigrid.prolongation = Prolongation::Constant;
+    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
+                        {BoundaryType::HeatFlux, 0.7},
+                        P,
+                        P,
+                        {BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 3.0;
+    c.method = SolverMethod::MultigridCG;
+    return c;
+  };
   {  // 3D mixed: Dirichlet values, Neumann fluxes, a periodic pair; Gaussian source
     Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
     c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
@@ -143,18 +160,7 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"crank-nicolson-mgcg3d-mixed-precision", c});
   }
   {  // materials by region: mg-cg Poisson and an implicit step, convective and heat-flux faces
-    Config c = poisson(base_config(3, {24, 20, 16}, 0, Precision::Double), 1e-10);
-    add_materials(c);
-    c.multigrid.prolongation = Prolongation::Constant;
-    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
-                        {BoundaryType::HeatFlux, 0.7},
-                        P,
-                        P,
-                        {BoundaryType::Dirichlet, 0.4},
-                        {BoundaryType::Neumann, 0.0}});
-    c.source.type = ShapeType::Uniform;
-    c.source.value = 3.0;
-    c.method = SolverMethod::MultigridCG;
+    Config c = materials_poisson({24, 20, 16});
     out.push_back({"mgcg3d-materials", c});
     Config h = base_config(3, {20, 16, 12}, 4, Precision::Double);
     add_materials(h);
@@ -261,18 +267,7 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"crank-nicolson-mgcg3d-dist", distributed(c, 0)});
   }
   {  // materials by region: coarsened resistances need their neighbours' ghost ring
-    Config c = poisson(base_config(3, {32, 32, 32}, 0, Precision::Double), 1e-10);
-    add_materials(c);
-    c.multigrid.prolongation = Prolongation::Constant;
-    c.boundary = faces({{BoundaryType::Convective, 0.2, 3.0},
-                        {BoundaryType::HeatFlux, 0.7},
-                        P,
-                        P,
-                        {BoundaryType::Dirichlet, 0.4},
-                        {BoundaryType::Neumann, 0.0}});
-    c.source.type = ShapeType::Uniform;
-    c.source.value = 3.0;
-    c.method = SolverMethod::MultigridCG;
+    Config c = materials_poisson({32, 32, 32});
     out.push_back({"mgcg3d-materials-dist", distributed(c, 0)});
     c.method = SolverMethod::Multigrid;
     out.push_back({"mg3d-materials-dist", distributed(c, 0)});
