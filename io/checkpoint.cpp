@@ -110,6 +110,16 @@ namespace {
 // CheckpointMismatch where the latest-file is missing or empty.
 std::pair<std::string, fs::path> latest_named(const std::string& directory) {
   const std::string latest = checkpoint_latest_path(directory);
+  // There but not a readable file: say why (a symlink loop or to nothing, a directory).
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(latest, ec))) {
+    const fs::file_status target = fs::status(latest, ec);
+    if (!fs::is_regular_file(target))
+      throw CheckpointMismatch(fmt::format("--restart latest: cannot read '{}': {}", latest,
+                                           ec                         ? ec.message()
+                                           : fs::is_directory(target) ? "it is a directory"
+                                                                      : "not a regular file"));
+  }
   std::ifstream in(latest);
   if (!in)
     throw CheckpointMismatch(fmt::format(

@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
-# Fault injection: a deck whose solution becomes non-finite (issue #31, item 6). Expected:
-# exit 1 with an `error:` line, the output steps before the first non-finite one kept and
-# finalized, no NaN/Inf step and no NaN/Inf checkpoint written.
-#
-# PENDING: the run loop (solvers/, being rewritten) is to stop at the first non-finite
-# output, checkpoint or progress step; until it does, it writes the non-finite steps that
-# come before its next check, and this test SKIPS (exit 77) saying so. It becomes a real
-# check by itself once the behaviour lands: nothing to enable.
-# usage: fault_nan.sh <heatsolve binary> <source dir> <work dir>   (exit 77 = skipped)
+# Fault injection: a deck whose solution becomes non-finite. Expected: exit 1 with an
+# `error:` line, the output steps before the first non-finite one kept and finalized, no
+# NaN/Inf step and no NaN/Inf checkpoint written (the run loop's blow-up guard checks every
+# output, checkpoint and progress step: docs/batch.md, "Blow-up guard").
+# usage: fault_nan.sh <heatsolve binary> <source dir> <work dir>
 set -uo pipefail
 bin=$(realpath "$1") src=$(realpath "$2") work=$3
 py=${PYTHON:-/usr/bin/python3}  # needs h5py + numpy
@@ -47,11 +43,6 @@ PY
 "$py" series.py nan >series.log 2>&1
 verdict=$?
 cat series.log
-if [[ $verdict == 2 ]]; then
-  echo "SKIP: the run loop still writes non-finite steps before its next check (issue #31," \
-    "item 6, pending in solvers/): $(cat series.log)"
-  exit 77
-fi
 check "a non-finite solution: exit 1 (got $rc)" test "$rc" = 1
 check "... with an error line" grep -q '^error: .*\(not finite\|NaN\|Inf\)' nan.log
 check "... the finite step 0 kept in the finalized series, nothing non-finite written" \

@@ -207,6 +207,36 @@ TEST(CheckpointIntegrity, RestartCandidatesAreTheLatestThenOlderNewestFirst) {
   EXPECT_THROW(restart_candidates("latest", dir.str()), CheckpointMismatch);
 }
 
+// A latest-file that is there but cannot be read says why, not that there is none.
+TEST(CheckpointIntegrity, UnreadableLatestFileSaysWhy) {
+  Scratch dir;
+  std::ofstream(checkpoint_path(dir.str(), 10)) << "x";
+  const std::string latest = checkpoint_latest_path(dir.str());
+  const auto message = [&] {
+    try {
+      restart_candidates("latest", dir.str());
+    } catch (const CheckpointMismatch& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  fs::create_symlink(latest, latest);  // a loop
+  EXPECT_NE(message().find("cannot read '" + latest + "': Too many levels of symbolic links"),
+            std::string::npos)
+      << message();
+  fs::remove(latest);
+  fs::create_symlink(dir.path() / "gone", latest);
+  EXPECT_NE(message().find("cannot read '" + latest + "': No such file or directory"),
+            std::string::npos)
+      << message();
+  fs::remove(latest);
+  fs::create_directory(latest);
+  EXPECT_NE(message().find("cannot read '" + latest + "': it is a directory"), std::string::npos)
+      << message();
+  fs::remove(latest);
+  EXPECT_NE(message().find("no '" + latest + "'"), std::string::npos) << message();
+}
+
 TEST(CheckpointIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
   Scratch dir;
   const fs::path target = dir.path() / "outside.txt";
