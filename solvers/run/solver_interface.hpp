@@ -22,6 +22,18 @@ struct StepReport {
   bool fresh = false;     // `residual` was computed at `step` (checked by the loop)
   bool record = false;    // and goes into the residual history (residuals.csv)
   bool done = false;      // last step, converged, or stopped (stagnation)
+
+  // A steady solve after `iterations` (its time is the iteration count); a fresh residual goes
+  // into the history.
+  static StepReport iteration(std::int64_t iterations, double residual, bool fresh, bool done) {
+    return {iterations, double(iterations), residual, fresh, fresh, done};
+  }
+  // A transient solve at `step`, simulated `time`, its heat `rate` (fresh where computed at
+  // this step, recorded where it goes into the history).
+  static StepReport time_step(std::int64_t step, double time, double rate, bool fresh, bool record,
+                              bool done) {
+    return {step, time, rate, fresh, record, done};
+  }
 };
 
 // What the loop asks of an advance's last step. Solvers whose residual comes with every step

@@ -66,12 +66,7 @@ StepReport Anderson<T>::start(const CheckpointState* restored) {
   converged_ = restarted_converged(restored, cfg.tolerance);
   every_ = std::max(1, cfg.anderson_every);
   if (every_ > 1) scratch_ = sw_.allocate();
-  StepReport r;
-  r.step = it_;
-  r.time = double(it_);
-  r.residual = residual_;
-  r.done = converged_ || it_ >= cfg.max_iterations;
-  return r;
+  return StepReport::iteration(it_, residual_, false, converged_ || it_ >= cfg.max_iterations);
 }
 
 template <typename T>
@@ -139,12 +134,8 @@ StepReport Anderson<T>::advance(std::int64_t count, Monitor monitor) {
     converged_ = residual_ <= cfg.tolerance;
     fresh = true;
   }
-  StepReport r;
-  r.step = it_;
-  r.time = double(it_);
-  r.residual = residual_;
-  r.fresh = r.record = fresh;
-  r.done = converged_ || it_ == cfg.max_iterations;
+  const StepReport r =
+      StepReport::iteration(it_, residual_, fresh, converged_ || it_ == cfg.max_iterations);
   // A singular problem: the solution of zero mean, as multigrid returns it (once converged:
   // an iterate stopped short of the tolerance continues from its checkpoint bit for bit).
   if (converged_ && singular_) sw_.remove_mean(sw_.u());

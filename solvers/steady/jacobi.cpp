@@ -101,9 +101,7 @@ StepReport Jacobi<T>::start(const CheckpointState* restored) {
   // Temporal blocking (kernel: temporal, one rank): the sweeps before a residual check run as
   // fused passes of the backend's k (Backend::stencil_steps: the same sweeps).
   fused_ = sw_.fused_depth(f, form_) > 1;
-  StepReport r = report(false);
-  r.done = converged_ || it_ >= cfg.max_iterations;
-  return r;
+  return StepReport::iteration(it_, residual_, false, converged_ || it_ >= cfg.max_iterations);
 }
 
 template <typename T>
@@ -138,23 +136,13 @@ StepReport Jacobi<T>::advance(std::int64_t count, Monitor monitor) {
     fresh = true;
   }
   sw_.swap_uv();
-  StepReport r = report(fresh);
-  r.done = converged_ || it_ == cfg.max_iterations;
+  const StepReport r =
+      StepReport::iteration(it_, residual_, fresh, converged_ || it_ == cfg.max_iterations);
   // A singular problem's solution is defined up to a constant: the one of zero mean, as
   // multigrid returns it (the sweeps commute with adding a constant, so removing it once
   // converged gives what removing it after every sweep would). An iterate stopped short of the
   // tolerance is left as it is, so that a checkpoint of it continues bit for bit.
   if (converged_ && singular_) sw_.remove_mean(sw_.u());
-  return r;
-}
-
-template <typename T>
-StepReport Jacobi<T>::report(bool fresh) const {
-  StepReport r;
-  r.step = it_;
-  r.time = double(it_);
-  r.residual = residual_;
-  r.fresh = r.record = fresh;
   return r;
 }
 

@@ -29,8 +29,6 @@ class Jacobi final : public Solver<T> {
   void result(RunResult& r) const override { r.converged = converged_; }
 
  private:
-  StepReport report(bool fresh) const;
-
   Sweeper<T>& sw_;
   HelmholtzOperator<T> op_;
   SweepForm<T> form_;

@@ -78,9 +78,7 @@ StepReport MultigridSolve<T>::start(const CheckpointState* restored) {
   rn_ = rn;
   residual_ = rn / reference_;
   converged_ = residual_ <= cfg.tolerance;
-  StepReport r = report(false);
-  r.done = converged_ || it_ >= cfg.max_iterations;
-  return r;
+  return StepReport::iteration(it_, residual_, false, converged_ || it_ >= cfg.max_iterations);
 }
 
 template <typename T>
@@ -105,19 +103,8 @@ StepReport MultigridSolve<T>::advance(std::int64_t count, Monitor monitor) {
   if (stagnated)
     stagnation_ = fmt::format("the residual stagnated at {:.3e} (the {} rounding floor)", residual_,
                               std::is_same_v<T, float> ? "float" : "double");
-  StepReport r = report(true);
-  r.done = converged_ || stagnated || it_ == cfg.max_iterations;
-  return r;
-}
-
-template <typename T>
-StepReport MultigridSolve<T>::report(bool fresh) const {
-  StepReport r;
-  r.step = it_;
-  r.time = double(it_);
-  r.residual = residual_;
-  r.fresh = r.record = fresh;
-  return r;
+  return StepReport::iteration(it_, residual_, true,
+                               converged_ || stagnated || it_ == cfg.max_iterations);
 }
 
 template <typename T>

@@ -32,8 +32,6 @@ class MultigridSolve final : public Solver<T> {
   void result(RunResult& r) const override;
 
  private:
-  StepReport report(bool fresh) const;
-
   Sweeper<T>& sw_;
   HelmholtzOperator<T> op_;
   std::unique_ptr<MultigridIteration<T>> solve_;

@@ -35,12 +35,7 @@ StepReport ExplicitHeat<T>::start(const CheckpointState* restored) {
   // Temporal blocking (execution.time_block; `auto`: the backend's choice, 1 on the CPU and
   // for variable coefficients).
   depth_ = sw_.fused_depth(sw_.source(), form_);
-  StepReport r;
-  r.step = step_;
-  r.time = steps_.start_time;
-  r.residual = rate_;
-  r.done = step_ >= steps_.last;
-  return r;
+  return StepReport::time_step(step_, steps_.start_time, rate_, false, false, step_ >= steps_.last);
 }
 
 template <typename T>
@@ -78,14 +73,8 @@ StepReport ExplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
     sw_.swap_uv();
   }
   step_ = end;
-  StepReport r;
-  r.step = end;
-  r.time = steps_.time_at(end);
-  r.residual = rate_;
-  r.fresh = rate;
-  r.record = last || monitor == Monitor::Record;
-  r.done = last;
-  return r;
+  return StepReport::time_step(end, steps_.time_at(end), rate_, rate,
+                               last || monitor == Monitor::Record, last);
 }
 
 template class ExplicitHeat<float>;

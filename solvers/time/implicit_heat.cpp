@@ -57,12 +57,7 @@ StepReport ImplicitHeat<T>::start(const CheckpointState* restored) {
   rhs_.cz = static_cast<T>(c * iz);
   rhs_.source = static_cast<T>(1.0 / (theta * alpha));
   b_ = sw_.allocate();
-  StepReport r;
-  r.step = step_;
-  r.time = steps_.start_time;
-  r.residual = rate_;
-  r.done = step_ >= steps_.last;
-  return r;
+  return StepReport::time_step(step_, steps_.start_time, rate_, false, false, step_ >= steps_.last);
 }
 
 template <typename T>
@@ -120,14 +115,8 @@ StepReport ImplicitHeat<T>::advance(std::int64_t count, Monitor monitor) {
   const bool last = s == steps_.last;
   const bool rate = last || monitor != Monitor::None;
   if (rate) rate_ = heat_rate(sw_, sw_.u().data(), sw_.v().data(), steps_.dt);
-  StepReport r;
-  r.step = s;
-  r.time = steps_.time_at(s);
-  r.residual = rate_;
-  r.fresh = rate;
-  r.record = last || monitor == Monitor::Record;
-  r.done = last;
-  return r;
+  return StepReport::time_step(s, steps_.time_at(s), rate_, rate,
+                               last || monitor == Monitor::Record, last);
 }
 
 template <typename T>
