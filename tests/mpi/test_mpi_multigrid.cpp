@@ -57,6 +57,22 @@ std::vector<Case> multigrid_cases() {
     c.output_every = 0;
     return c;
   };
+  // Implicit Euler at 50x the explicit limit: Dirichlet x faces, periodic y, Neumann z, a
+  // uniform source.
+  const auto implicit_euler_heat = [&](std::array<int, 3> cells, std::int64_t steps) {
+    Config c = base_config(3, cells, steps, Precision::Double);
+    c = implicit(c, TimeScheme::ImplicitEuler, SolverMethod::Multigrid,
+                 50 * stable_dt(c.grid(), c.diffusivity));
+    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
+                        {BoundaryType::Dirichlet, 0.1},
+                        P,
+                        P,
+                        {BoundaryType::Neumann, 0.5},
+                        {BoundaryType::Neumann, 0.0}});
+    c.source.type = ShapeType::Uniform;
+    c.source.value = 1.0;
+    return c;
+  };
   // mg-cg Poisson with materials by region, convective, heat-flux, periodic, Dirichlet and
   // Neumann faces, a uniform source.
   const auto materials_poisson = [&](std::array<int, 3> cells) {
@@ -131,17 +147,7 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"mg2d-fcycle", c});
   }
   {  // implicit Euler heat, 3D, dt 50x the explicit limit
-    Config c = base_config(3, {20, 16, 12}, 6, Precision::Double);
-    c = implicit(c, TimeScheme::ImplicitEuler, SolverMethod::Multigrid,
-                 50 * stable_dt(c.grid(), c.diffusivity));
-    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
-                        {BoundaryType::Dirichlet, 0.1},
-                        P,
-                        P,
-                        {BoundaryType::Neumann, 0.5},
-                        {BoundaryType::Neumann, 0.0}});
-    c.source.type = ShapeType::Uniform;
-    c.source.value = 1.0;
+    Config c = implicit_euler_heat({20, 16, 12}, 6);
     out.push_back({"implicit-euler3d", c});
     c.scheme = TimeScheme::CrankNicolson;
     c.method = SolverMethod::MultigridCG;
@@ -247,17 +253,7 @@ std::vector<Case> multigrid_cases() {
     out.push_back({"mgcg2d-periodic-dist", distributed(c, 0)});
   }
   {  // implicit steps: Euler with cycles, Crank-Nicolson with mg-cg
-    Config c = base_config(3, {32, 32, 16}, 5, Precision::Double);
-    c = implicit(c, TimeScheme::ImplicitEuler, SolverMethod::Multigrid,
-                 50 * stable_dt(c.grid(), c.diffusivity));
-    c.boundary = faces({{BoundaryType::Dirichlet, 0.4},
-                        {BoundaryType::Dirichlet, 0.1},
-                        P,
-                        P,
-                        {BoundaryType::Neumann, 0.5},
-                        {BoundaryType::Neumann, 0.0}});
-    c.source.type = ShapeType::Uniform;
-    c.source.value = 1.0;
+    Config c = implicit_euler_heat({32, 32, 16}, 5);
     out.push_back({"implicit-euler3d-dist", distributed(c, 0)});
     c.multigrid.cycle = MultigridCycle::FMG;  // each step's first cycle: a correction's pass
     out.push_back({"implicit-euler3d-fmg-dist", distributed(c, 0), 3});
