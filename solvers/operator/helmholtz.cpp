@@ -138,14 +138,23 @@ SweepForm<T> HelmholtzOperator<T>::explicit_step(double dt) const {
     s.c = heat_coeffs<T>(grid(), alpha_, dt);
     return s;
   }
+  s = variable_form(VariableForm::Step);
+  s.v.dt = static_cast<T>(dt);
+  return s;
+}
+
+template <typename T>
+SweepForm<T> HelmholtzOperator<T>::variable_form(VariableForm form) const {
+  SweepForm<T> s;
   s.variable = true;
-  s.v = VariableCoeffs<T>{arrays_.wx->data(),
-                          arrays_.wy->data(),
-                          arrays_.wz ? arrays_.wz->data() : nullptr,
-                          nullptr,
-                          arrays_.scale->data(),
-                          VariableForm::Step,
-                          static_cast<T>(dt)};
+  s.v.wx = arrays_.wx->data();
+  s.v.wy = arrays_.wy->data();
+  s.v.wz = arrays_.wz ? arrays_.wz->data() : nullptr;
+  if (form == VariableForm::Step)
+    s.v.scale = arrays_.scale->data();
+  else
+    s.v.mass = arrays_.mass ? arrays_.mass->data() : nullptr;
+  s.v.form = form;
   return s;
 }
 
@@ -161,19 +170,12 @@ SweepForm<T> HelmholtzOperator<T>::jacobi() const {
 
 template <typename T>
 SweepForm<T> HelmholtzOperator<T>::weighted_jacobi(double omega) const {
-  SweepForm<T> s;
   if (is_variable()) {
-    s.variable = true;
-    s.v = VariableCoeffs<T>{arrays_.wx->data(),
-                            arrays_.wy->data(),
-                            arrays_.wz ? arrays_.wz->data() : nullptr,
-                            arrays_.mass ? arrays_.mass->data() : nullptr,
-                            nullptr,
-                            VariableForm::Jacobi,
-                            T(0),
-                            static_cast<T>(omega)};
+    SweepForm<T> s = variable_form(VariableForm::Jacobi);
+    s.v.omega = static_cast<T>(omega);
     return s;
   }
+  SweepForm<T> s;
   // x' = x + omega D^-1 (f - A x) = (1 - omega) x + omega/D (alpha sum_d (x_d- + x_d+)/h_d^2 + f).
   const GridDesc& g = grid();
   const double w = omega / diag_;
@@ -188,17 +190,8 @@ SweepForm<T> HelmholtzOperator<T>::weighted_jacobi(double omega) const {
 
 template <typename T>
 SweepForm<T> HelmholtzOperator<T>::residual_form() const {
+  if (is_variable()) return variable_form(VariableForm::Residual);
   SweepForm<T> s;
-  if (is_variable()) {
-    s.variable = true;
-    s.v = VariableCoeffs<T>{arrays_.wx->data(),
-                            arrays_.wy->data(),
-                            arrays_.wz ? arrays_.wz->data() : nullptr,
-                            arrays_.mass ? arrays_.mass->data() : nullptr,
-                            nullptr,
-                            VariableForm::Residual};
-    return s;
-  }
   // r = f - A x = f - D x + alpha sum_d (x_d- + x_d+)/h_d^2.
   const GridDesc& g = grid();
   StencilCoeffs<T>& c = s.c;

@@ -278,6 +278,9 @@ class HelmholtzOperator {
   friend class HelmholtzOperator;
   HelmholtzOperator() = default;
   void set_faces(const BoundaryFaces& kernel_faces);
+  // The variable-coefficient `form` over this operator's arrays (the heat scale for a Step,
+  // the mass for the others); the form's own scalars are the caller's.
+  SweepForm<T> variable_form(VariableForm form) const;
   // out = form(x) on the cells of r (all cells: r null); false where the backend cannot
   // restrict this form's sweep to r (nothing done then).
   bool sweep_cells(const T* x, T* out, const T* f, const SweepForm<T>& form,
