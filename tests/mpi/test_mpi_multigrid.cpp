@@ -16,6 +16,7 @@
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/parallel/ipc_allgather.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
+#include "tests/restart_part.hpp"
 #ifdef HEATSOLVE_HAVE_HDF5
 #include "io/hdf5_writer.hpp"
 #endif
@@ -575,14 +576,7 @@ void test_multigrid_restart() {
     };
     CaptureWriter whole, part_out, resumed;
     const RunResult ref = run(cfg, "", &whole);
-    Config part = cfg;
-    part.checkpoint_every = first;
-    if (cfg.problem == ProblemType::Poisson) {
-      part.max_iterations = first;
-    } else {
-      part.steps = first;
-      part.end_time = cfg.dt * double(first);
-    }
+    const Config part = test_support::stopped_after(cfg, first);
     run(part, "", &part_out);
     const RunResult r = run(cfg, checkpoint_path(dir, first), &resumed);
     const std::string label =

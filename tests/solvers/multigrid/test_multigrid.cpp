@@ -24,6 +24,7 @@
 #include "kernels/cpu/cpu_backend.hpp"
 #include "solvers/multigrid/multigrid.hpp"
 #include "solvers/solver.hpp"
+#include "tests/restart_part.hpp"
 #include "tests/solver_test_util.hpp"
 
 namespace heatsolve {
@@ -725,14 +726,7 @@ void expect_bitwise_restart(Config cfg, std::int64_t first, const std::string& l
   ASSERT_FALSE(reference.bytes.empty());
   ASSERT_GT(reference.r.steps, first) << label;
 
-  Config part = cfg;
-  part.checkpoint_every = first;
-  if (cfg.problem == ProblemType::Poisson) {
-    part.max_iterations = first;
-  } else {
-    part.steps = first;
-    part.end_time = cfg.dt * double(first);
-  }
+  const Config part = test_support::stopped_after(cfg, first);
   const Outcome interrupted = run_engine(part);
   EXPECT_EQ(interrupted.r.steps, first) << label;
   if (cfg.problem == ProblemType::Poisson) EXPECT_FALSE(interrupted.r.converged) << label;

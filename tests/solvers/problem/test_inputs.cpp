@@ -18,6 +18,7 @@
 #include "io/field_writer.hpp"
 #include "io/writer_factory.hpp"
 #include "solvers/solver.hpp"
+#include "tests/restart_part.hpp"
 
 namespace heatsolve {
 namespace {
@@ -583,14 +584,7 @@ void expect_bitwise_restart(Config cfg, std::int64_t first) {
   Capture whole;
   const RunResult reference = run(cfg, {&whole});
   ASSERT_GT(reference.steps, first);
-  Config part = cfg;
-  part.checkpoint_every = first;
-  if (cfg.problem == ProblemType::Poisson) {
-    part.max_iterations = first;
-  } else {
-    part.steps = first;
-    part.end_time = cfg.dt * double(first);
-  }
+  const Config part = test_support::stopped_after(cfg, first);
   run(part, {});
   RunContext ctx;
   ctx.domain = serial_domain(cfg.grid(), cfg.boundary);
