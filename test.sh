@@ -2,7 +2,8 @@
 # Fresh Debian 12: installs what is missing, builds, runs the whole ctest suite; then the CPU
 # suite again under AddressSanitizer + UBSan (preset asan) and 60 s of deck fuzzing
 # (scripts/fuzz.sh). Exits non-zero when any stage fails; the ci suite's ctest summary is the
-# last unprefixed one (the asan stage's lines carry an "[asan] " prefix).
+# last unprefixed one (the asan stage's lines carry an "[asan] " prefix). An end-to-end or
+# install test that skips (exit 77: a dependency missing) fails it too.
 # Skip stages with HEATSOLVE_SKIP_ASAN=1 / HEATSOLVE_SKIP_FUZZ=1; HEATSOLVE_FUZZ_SECONDS=N.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,6 +19,16 @@ set +e
 ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$ci_log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("ctest --preset $preset")
 set -e
+# setup-debian.sh installed what the end-to-end and install tests need, so none may skip here
+# (exit 77 passes in ctest: a dependency gone missing would leave them checking nothing); only
+# e2e.cuda_without_device skips by design, on a machine with a usable GPU.
+skipped=$(awk '/The following tests did not run:/ { f = 1; next }
+               f && /^\t[0-9]+ - / { print $3; next } { f = 0 }' "$ci_log" |
+  grep -E '^(e2e|install)\.' | grep -vx 'e2e.cuda_without_device' || true)
+if [ -n "$skipped" ]; then
+  echo "[test.sh] skipped, though their dependencies are installed: $(echo $skipped)"
+  failed+=("skipped end-to-end tests")
+fi
 
 # The CPU suite under ASan + UBSan. MPI-launched tests (label mpi) stay out: Open MPI's
 # runtime is not sanitizer-clean. Leaks of third-party runtimes: tests/sanitizers/lsan.supp
