@@ -33,6 +33,8 @@ struct Block {
   std::array<int, 3> offset{0, 0, 0};
   std::array<int, 3> count{1, 1, 1};
   std::size_t size() const { return std::size_t(count[0]) * count[1] * count[2]; }
+  // The whole grid as one block (a serial run's).
+  static Block whole(const OutputGrid& g) { return {{0, 0, 0}, g.cells}; }
 };
 
 // A cell field that does not change during the run (the materials' conductivity and rho cp):

@@ -166,8 +166,7 @@ Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& inf
   }
   out.precision = H5Tget_size(type.get()) == sizeof(float) ? Precision::Float : Precision::Double;
 
-  Block whole;
-  whole.count = out.grid.cells;
+  const Block whole = Block::whole(out.grid);
   const Hyperslab expected = hyperslab(out.grid, whole);
   h5::Dataspace space(H5Dget_space(d.get()), "dataspace of " + where);
   int rank = H5Sget_simple_extent_ndims(space.get());

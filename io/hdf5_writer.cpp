@@ -181,11 +181,7 @@ class StepAssembly {
     return true;
   }
   const T* data() const { return values_.data(); }
-  Block whole() const {
-    Block b;
-    b.count = grid_.cells;
-    return b;
-  }
+  Block whole() const { return Block::whole(grid_); }
 
  private:
   OutputGrid grid_;

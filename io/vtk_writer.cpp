@@ -454,8 +454,7 @@ class VtkWriter final : public FieldWriter {
   // Piece files are named relative to the .pvti (same directory).
   std::string pvti_text(const std::vector<std::pair<Block, std::string>>& pieces,
                         const std::vector<std::pair<std::string, const char*>>& arrays) const {
-    Block whole;
-    whole.count = grid_.cells;
+    const Block whole = Block::whole(grid_);
     std::ostringstream x;
     x << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "io/hdf5_writer.hpp"
+#include "tests/file_bytes.hpp"
 #include "tests/temp_dir.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
@@ -27,11 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using test_support::TempDir;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // Runs the heatsolve binary with `args` (and `env` assignments before it); the exit status.
 int run(const std::string& args, const std::string& env = "") {
@@ -88,18 +84,18 @@ TEST(FieldNaming, PoissonSeriesHoldSolutionAtIterations) {
     EXPECT_TRUE(has_attribute(h5, s.dataset, "iteration")) << s.dataset;
   }
   EXPECT_EQ(read_hdf5_step(h5.string()).grid.problem, ProblemType::Poisson);
-  const std::string xdmf = slurp(out / "p.xdmf");
+  const std::string xdmf = test_support::file_bytes(out / "p.xdmf");
   EXPECT_NE(xdmf.find("<Attribute Name=\"solution\""), std::string::npos) << xdmf;
   EXPECT_NE(xdmf.find(":/steps/00000100/solution</DataItem>"), std::string::npos);
   EXPECT_NE(xdmf.find("<Time Value=\"100\"/>"), std::string::npos);
   EXPECT_NE(xdmf.find("each Time Value is the iteration number"), std::string::npos);
   EXPECT_EQ(xdmf.find("temperature"), std::string::npos);
-  const std::string pvd = slurp(out / "p.pvd");
+  const std::string pvd = test_support::file_bytes(out / "p.pvd");
   EXPECT_NE(pvd.find("timestep=\"100\" group=\"\" part=\"0\" file=\"p_vti/p_00000100.vti\""),
             std::string::npos)
       << pvd;
   EXPECT_NE(pvd.find("each timestep is the iteration number"), std::string::npos);
-  const std::string vti = slurp(out / "p_vti" / "p_00000100.vti");
+  const std::string vti = test_support::file_bytes(out / "p_vti" / "p_00000100.vti");
   EXPECT_NE(vti.find("Name=\"solution\""), std::string::npos);
   EXPECT_EQ(vti.find("temperature"), std::string::npos);
 }
@@ -123,10 +119,11 @@ TEST(FieldNaming, HeatSeriesHoldTemperatureAtTimes) {
     EXPECT_TRUE(has_attribute(h5, group, "time"));
     EXPECT_FALSE(has_attribute(h5, group, "iteration"));
   }
-  EXPECT_NE(slurp(out / "h.xdmf").find("<Attribute Name=\"temperature\""), std::string::npos);
-  EXPECT_NE(slurp(out / "h_vti" / "h_00000010.vti").find("Name=\"temperature\""),
+  EXPECT_NE(test_support::file_bytes(out / "h.xdmf").find("<Attribute Name=\"temperature\""),
             std::string::npos);
-  EXPECT_NE(slurp(out / "h.pvd").find("timestep=\"0.01\""), std::string::npos);
+  EXPECT_NE(test_support::file_bytes(out / "h_vti" / "h_00000010.vti").find("Name=\"temperature\""),
+            std::string::npos);
+  EXPECT_NE(test_support::file_bytes(out / "h.pvd").find("timestep=\"0.01\""), std::string::npos);
 }
 
 TEST(FieldNaming, KilledPoissonRunRestartsItsSolutionSeries) {
@@ -147,7 +144,8 @@ TEST(FieldNaming, KilledPoissonRunRestartsItsSolutionSeries) {
     EXPECT_EQ(read_hdf5_step(a, std::int64_t(i)).data, read_hdf5_step(b, std::int64_t(i)).data)
         << sa[i].step;
   }
-  EXPECT_EQ(slurp(whole / "out" / "p.xdmf"), slurp(parts / "out" / "p.xdmf"));
+  EXPECT_EQ(test_support::file_bytes(whole / "out" / "p.xdmf"),
+            test_support::file_bytes(parts / "out" / "p.xdmf"));
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include "app/restart.hpp"
 #include "io/checkpoint.hpp"
 #include "io/diagnostics_writer.hpp"
+#include "tests/file_bytes.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace heatsolve {
@@ -26,11 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using test_support::TempDir;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 const std::vector<std::string> kColumns{"step", "time", "min", "heat", "flow_x-", "probe_c"};
 
@@ -62,7 +58,7 @@ std::string reference(std::int64_t last) {
     run_rows(w, 0, last);
     w.finalize();
   }
-  return slurp(dir.path() / kDiagnosticsFile);
+  return test_support::file_bytes(dir.path() / kDiagnosticsFile);
 }
 
 // A restart from `mark` in `dir`: chooses the source, continues to `last`, finalizes.
@@ -80,9 +76,9 @@ TEST(DiagnosticsWriter, TextIsHeaderAndRoundTrippableRows) {
   run_rows(w, 0, 5);
   // Until finalize() only the partial file exists, complete up to its last row.
   EXPECT_FALSE(fs::exists(dir.path() / kDiagnosticsFile));
-  const std::string partial = slurp(dir.path() / "diagnostics.csv.partial");
+  const std::string partial = test_support::file_bytes(dir.path() / "diagnostics.csv.partial");
   w.finalize();
-  const std::string text = slurp(dir.path() / kDiagnosticsFile);
+  const std::string text = test_support::file_bytes(dir.path() / kDiagnosticsFile);
   EXPECT_EQ(text, partial);
   EXPECT_FALSE(fs::exists(dir.path() / "diagnostics.csv.partial"));
   std::istringstream in(text);
@@ -146,7 +142,7 @@ TEST(DiagnosticsWriter, MarksAreTheRowsUpToAStep) {
   const DiagnosticsMark m3 = *diagnostics_mark_through(3);  // the row of step 2
   EXPECT_EQ(m3.step, 2);
   EXPECT_EQ(m3.rows, 2);
-  const std::string text = slurp(dir.path() / "diagnostics.csv.partial");
+  const std::string text = test_support::file_bytes(dir.path() / "diagnostics.csv.partial");
   EXPECT_EQ(m3.digest, fnv1a64(text.data(), m3.bytes));
   EXPECT_EQ(text.substr(0, m3.bytes).back(), '\n');
   EXPECT_EQ(diagnostics_mark_through(100)->step, 6);
@@ -167,7 +163,7 @@ TEST(DiagnosticsRestart, KilledRunContinuesFromItsCheckpoint) {
     at10 = run_rows(w, 0, 13, {10}).front();
   }  // killed after the row of step 13: rows 11..13 are past the checkpoint
   restart_and_finish(dir, at10, 20);
-  EXPECT_EQ(slurp(dir.path() / kDiagnosticsFile), want);
+  EXPECT_EQ(test_support::file_bytes(dir.path() / kDiagnosticsFile), want);
   EXPECT_FALSE(fs::exists(dir.path() / "diagnostics.csv.partial"));
   // The source moved aside stays until the run's own file is published; finish_restart
   // removes it.
@@ -189,7 +185,7 @@ TEST(DiagnosticsRestart, StoppedRunContinuesItsPublishedFile) {
     w.finalize();  // a stop: checkpoint at 12, the file published
   }
   restart_and_finish(dir, at12, 20);
-  EXPECT_EQ(slurp(dir.path() / kDiagnosticsFile), want);
+  EXPECT_EQ(test_support::file_bytes(dir.path() / kDiagnosticsFile), want);
 }
 
 TEST(DiagnosticsRestart, KillsDuringRestartsAndOlderCheckpoints) {
@@ -215,7 +211,7 @@ TEST(DiagnosticsRestart, KillsDuringRestartsAndOlderCheckpoints) {
     run_rows(w, 21, 25);
   }  // killed at 25 without a checkpoint after 20
   restart_and_finish(dir, marks[2], 30);
-  EXPECT_EQ(slurp(dir.path() / kDiagnosticsFile), want);
+  EXPECT_EQ(test_support::file_bytes(dir.path() / kDiagnosticsFile), want);
 }
 
 TEST(DiagnosticsRestart, AnInterruptedCopyFallsBackToTheSource) {
@@ -229,10 +225,10 @@ TEST(DiagnosticsRestart, AnInterruptedCopyFallsBackToTheSource) {
   // The restart moved `.partial` aside and was killed while copying: its new `.partial` is
   // short. The next restart passes it over for `.restart-source`.
   const DiagnosticsResume r = choose_diagnostics_source(dir.str(), kColumns, at8);
-  const std::string head = slurp(r.source).substr(0, at8.bytes / 2);
+  const std::string head = test_support::file_bytes(r.source).substr(0, at8.bytes / 2);
   std::ofstream(dir.path() / "diagnostics.csv.partial", std::ios::binary) << head;
   restart_and_finish(dir, at8, 12);
-  EXPECT_EQ(slurp(dir.path() / kDiagnosticsFile), want);
+  EXPECT_EQ(test_support::file_bytes(dir.path() / kDiagnosticsFile), want);
 }
 
 TEST(DiagnosticsRestart, DamagedOrForeignFilesAreRefusedSayingWhy) {
@@ -244,7 +240,7 @@ TEST(DiagnosticsRestart, DamagedOrForeignFilesAreRefusedSayingWhy) {
     w.finalize();
   }
   const fs::path file = dir.path() / kDiagnosticsFile;
-  std::string text = slurp(file);
+  std::string text = test_support::file_bytes(file);
   // A changed digit within the checkpoint's rows.
   std::string damaged = text;
   damaged[at5.bytes - 3] = damaged[at5.bytes - 3] == '1' ? '2' : '1';
@@ -303,7 +299,7 @@ TEST(DiagnosticsRestart, CheckpointsRecordTheMark) {
   ASSERT_TRUE(back.has_diagnostics);
   EXPECT_EQ(back.diagnostics.step, 6);
   EXPECT_EQ(back.diagnostics.rows, 7);
-  const std::string text = slurp(dir.path() / "diagnostics.csv.partial");
+  const std::string text = test_support::file_bytes(dir.path() / "diagnostics.csv.partial");
   EXPECT_EQ(back.diagnostics.digest, fnv1a64(text.data(), back.diagnostics.bytes));
   EXPECT_NO_THROW(verify_checkpoint(path, back));
   // Without a writer nothing is recorded.

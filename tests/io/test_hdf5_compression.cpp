@@ -66,17 +66,11 @@ OutputGrid grid(int dims) {
   return g;
 }
 
-Block whole(const OutputGrid& g) {
-  Block b;
-  b.count = g.cells;
-  return b;
-}
-
 // A smooth field with every value distinct (what compresses like a solution): a decaying sine
 // mode plus a small ramp, step-dependent.
 template <typename T>
 std::vector<T> smooth_field(const OutputGrid& g, std::int64_t step) {
-  std::vector<T> v(whole(g).size());
+  std::vector<T> v(Block::whole(g).size());
   const double pi = std::acos(-1.0), decay = std::exp(-0.01 * double(step));
   std::size_t i = 0;
   for (int k = 0; k < g.cells[2]; ++k)
@@ -101,7 +95,7 @@ Written write_series(const std::string& dir, const OutputGrid& g, Precision p, c
   auto w = make_hdf5_writer(dir, "run", g, p, c);
   for (std::int64_t s : steps) {
     const std::vector<T> v = smooth_field<T>(g, s);
-    w->write(s, 0.01 * double(s), v.data(), whole(g));
+    w->write(s, 0.01 * double(s), v.data(), Block::whole(g));
   }
   w->finalize();
   Written out{dir + "/run.h5", {}};
@@ -165,7 +159,7 @@ void check_deflate_lossless(int dims) {
   }
   EXPECT_EQ(plain.storage.datasets, 3);
   EXPECT_EQ(packed.storage.datasets, 3);
-  EXPECT_EQ(plain.storage.data_bytes, 3 * whole(g).size() * sizeof(T));
+  EXPECT_EQ(plain.storage.data_bytes, 3 * Block::whole(g).size() * sizeof(T));
   // Uncompressed: the values as computed plus Fletcher32's 4 bytes per chunk.
   EXPECT_GE(plain.storage.stored_bytes, plain.storage.data_bytes);
   EXPECT_LE(plain.storage.stored_bytes, plain.storage.data_bytes + 3 * 4 * 64);
@@ -223,7 +217,7 @@ void check_zfp_bound(int dims, double tolerance) {
     EXPECT_GT(changed, 0u) << "lossy mode stored every value exactly: not compressed?";
   }
   EXPECT_GT(worst, tolerance * 1e-4);  // the error is really there, and bounded
-  const std::uint64_t raw = steps.size() * whole(g).size() * sizeof(T);
+  const std::uint64_t raw = steps.size() * Block::whole(g).size() * sizeof(T);
   EXPECT_EQ(w.storage.data_bytes, raw);
   EXPECT_LT(w.storage.stored_bytes * 2, raw) << "less than 2x smaller";
   std::printf("zfp %dD %s tolerance %g: %llu -> %llu bytes (%.2fx), max error %.3g\n", dims,

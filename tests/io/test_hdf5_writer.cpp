@@ -15,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "io/field_writer.hpp"
 #include "io/hdf5_writer.hpp"
+#include "tests/file_bytes.hpp"
 #include "tests/temp_dir.hpp"
 
 #ifdef HEATSOLVE_HAVE_HDF5
@@ -25,13 +26,6 @@ namespace fs = std::filesystem;
 using namespace heatsolve;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Set HEATSOLVE_TEST_KEEP=1 to keep the files (e.g. to open them in ParaView).
 using test_support::TempDir;
@@ -97,15 +91,15 @@ TEST(AtomicFile, WritesAndReplaces) {
   TempDir dir;
   const std::string path = (dir.path() / "a.txt").string();
   write_file_atomically(path, "first\n");
-  EXPECT_EQ(slurp(path), "first\n");
+  EXPECT_EQ(test_support::file_bytes(path), "first\n");
   write_file_atomically(path, "second\n");
-  EXPECT_EQ(slurp(path), "second\n");
+  EXPECT_EQ(test_support::file_bytes(path), "second\n");
   {
     AtomicFile f(path);
     f.write("abandoned");
     EXPECT_TRUE(fs::exists(f.temp_path()));
   }  // destroyed without commit
-  EXPECT_EQ(slurp(path), "second\n");
+  EXPECT_EQ(test_support::file_bytes(path), "second\n");
   for (const auto& e : fs::directory_iterator(dir.path())) {
     EXPECT_EQ(e.path().filename(), "a.txt") << "stray file " << e.path();
   }
@@ -119,7 +113,7 @@ TEST(AtomicFile, PublishRenames) {
   std::ofstream(tmp) << "data";
   publish_file(tmp.string(), fin.string());
   EXPECT_FALSE(fs::exists(tmp));
-  EXPECT_EQ(slurp(fin), "data");
+  EXPECT_EQ(test_support::file_bytes(fin), "data");
   try {
     publish_file(tmp.string(), fin.string());
     FAIL() << "expected an exception";
@@ -148,16 +142,10 @@ OutputGrid grid2d() {
   return g;
 }
 
-Block whole(const OutputGrid& g) {
-  Block b;
-  b.count = g.cells;
-  return b;
-}
-
 // Values distinct per cell and step, exactly representable in float.
 template <typename T>
 std::vector<T> field(const OutputGrid& g, std::int64_t step) {
-  std::vector<T> v(whole(g).size());
+  std::vector<T> v(Block::whole(g).size());
   for (std::size_t i = 0; i < v.size(); ++i) {
     v[i] = static_cast<T>(static_cast<double>(step) * 1000.0 + static_cast<double>(i) + 0.25);
   }
@@ -195,7 +183,7 @@ void check_series(const OutputGrid& g, Precision precision) {
   EXPECT_EQ(writer->files(), (std::vector<std::string>{h5.string(), xdmf.string()}));
   for (std::size_t k = 0; k < steps.size(); ++k) {
     std::vector<T> v = field<T>(g, steps[k]);
-    writer->write(steps[k], times[k], v.data(), whole(g));
+    writer->write(steps[k], times[k], v.data(), Block::whole(g));
     EXPECT_FALSE(fs::exists(h5)) << "final name must not exist before finalize()";
     EXPECT_FALSE(fs::exists(xdmf));
     EXPECT_TRUE(fs::exists(partial));
@@ -210,7 +198,7 @@ void check_series(const OutputGrid& g, Precision precision) {
   for (const auto& e : fs::directory_iterator(dir.path())) {
     EXPECT_TRUE(e.path() == h5 || e.path() == xdmf) << "stray file " << e.path();
   }
-  EXPECT_THROW(writer->write(30, 1.0, field<T>(g, 30).data(), whole(g)), std::runtime_error);
+  EXPECT_THROW(writer->write(30, 1.0, field<T>(g, 30).data(), Block::whole(g)), std::runtime_error);
   writer.reset();
 
   // Read back.
@@ -255,7 +243,7 @@ void check_series(const OutputGrid& g, Precision precision) {
   EXPECT_EQ(raw_type_size(h5.string(), ds), precision == Precision::Float ? 4u : 8u);
 
   // XDMF.
-  const std::string x = slurp(xdmf);
+  const std::string x = test_support::file_bytes(xdmf);
   std::string why;
   EXPECT_TRUE(xml_well_formed(x, why)) << why << "\n" << x;
   EXPECT_NE(x.find("<Xdmf Version=\"3.0\""), std::string::npos);
@@ -304,12 +292,12 @@ TEST(Hdf5Writer, ConvertsBetweenPrecisions) {
   const OutputGrid g = grid3d();
   {
     auto w = make_hdf5_writer(dir.str(), "f2d", g, Precision::Double);
-    w->write(1, 0.5, field<float>(g, 1).data(), whole(g));
+    w->write(1, 0.5, field<float>(g, 1).data(), Block::whole(g));
     w->finalize();
   }
   {
     auto w = make_hdf5_writer(dir.str(), "d2f", g, Precision::Float);
-    w->write(1, 0.5, field<double>(g, 1).data(), whole(g));
+    w->write(1, 0.5, field<double>(g, 1).data(), Block::whole(g));
     w->finalize();
   }
   auto a = read_hdf5_step((dir.path() / "f2d.h5").string());
@@ -351,7 +339,7 @@ TEST(Hdf5Writer, BlocksComposeAndReadBack) {
   mid.offset = {1, 1, 1};
   mid.count = {3, 2, 2};
   EXPECT_EQ(read_hdf5_step(h5, kLastStep, &mid).data, extract(mid));
-  EXPECT_EQ(count_of(slurp(dir.path() / "blocks.xdmf"), "<Time "), 1u);
+  EXPECT_EQ(count_of(test_support::file_bytes(dir.path() / "blocks.xdmf"), "<Time "), 1u);
 }
 
 // Materials as cell fields: written once in blocks (as ranks do), stored in double whatever
@@ -359,7 +347,7 @@ TEST(Hdf5Writer, BlocksComposeAndReadBack) {
 TEST(Hdf5Writer, CellFieldsComposeAndAppearInEveryStep) {
   TempDir dir;
   const OutputGrid g = grid3d();  // 5 x 4 x 3
-  std::vector<double> k(whole(g).size()), c(k.size());
+  std::vector<double> k(Block::whole(g).size()), c(k.size());
   for (std::size_t i = 0; i < k.size(); ++i) k[i] = 0.1 + 1e-3 * double(i), c[i] = 4e6 + double(i);
   Block lo, hi;
   lo.count = {5, 4, 1};
@@ -368,7 +356,8 @@ TEST(Hdf5Writer, CellFieldsComposeAndAppearInEveryStep) {
   auto w = make_hdf5_writer(dir.str(), "mat", g, Precision::Float);
   w->write_cell_fields({{"conductivity", k.data()}, {"heat_capacity", c.data()}}, lo);
   w->write_cell_fields({{"conductivity", k.data() + 20}, {"heat_capacity", c.data() + 20}}, hi);
-  for (std::int64_t s : {0, 4}) w->write(s, 0.5 * double(s), field<float>(g, s).data(), whole(g));
+  for (std::int64_t s : {0, 4})
+    w->write(s, 0.5 * double(s), field<float>(g, s).data(), Block::whole(g));
   w->finalize();
   const std::string h5 = (dir.path() / "mat.h5").string();
   EXPECT_EQ(read_hdf5_cell_field(h5, "conductivity"), k);  // double: no rounding to float
@@ -376,7 +365,7 @@ TEST(Hdf5Writer, CellFieldsComposeAndAppearInEveryStep) {
   EXPECT_EQ(raw_type_size(h5, "/cell_fields/conductivity"), 8u);
   EXPECT_EQ(list_hdf5_steps(h5).size(), 2u);  // the cell fields are no step
   EXPECT_THROW(read_hdf5_cell_field(h5, "density"), std::runtime_error);
-  const std::string xdmf = slurp(dir.path() / "mat.xdmf");
+  const std::string xdmf = test_support::file_bytes(dir.path() / "mat.xdmf");
   EXPECT_EQ(count_of(xdmf, "mat.h5:/cell_fields/conductivity</DataItem>"), 2u);
   EXPECT_EQ(count_of(xdmf, "mat.h5:/cell_fields/heat_capacity</DataItem>"), 2u);
   std::string why;
@@ -387,14 +376,14 @@ TEST(Hdf5Writer, RewritingAStepReplacesIt) {
   TempDir dir;
   const OutputGrid g = grid2d();
   auto w = make_hdf5_writer(dir.str(), "again", g, Precision::Float);
-  w->write(5, 1.0, field<float>(g, 1).data(), whole(g));
-  w->write(5, 2.0, field<float>(g, 2).data(), whole(g));
+  w->write(5, 1.0, field<float>(g, 1).data(), Block::whole(g));
+  w->write(5, 2.0, field<float>(g, 2).data(), Block::whole(g));
   w->finalize();
   auto s = read_hdf5_step((dir.path() / "again.h5").string());
   EXPECT_EQ(list_hdf5_steps((dir.path() / "again.h5").string()).size(), 1u);
   EXPECT_EQ(s.time, 2.0);
   EXPECT_EQ(s.data, field<double>(g, 2));
-  EXPECT_EQ(count_of(slurp(dir.path() / "again.xdmf"), "<Time "), 1u);
+  EXPECT_EQ(count_of(test_support::file_bytes(dir.path() / "again.xdmf"), "<Time "), 1u);
 }
 
 TEST(Hdf5Writer, CrashLeavesPreviousFilesIntact) {
@@ -403,18 +392,19 @@ TEST(Hdf5Writer, CrashLeavesPreviousFilesIntact) {
   const fs::path h5 = dir.path() / "run.h5", xdmf = dir.path() / "run.xdmf";
   {
     auto good = make_hdf5_writer(dir.str(), "run", g, Precision::Double);
-    good->write(0, 0.0, field<double>(g, 0).data(), whole(g));
-    good->write(1, 0.1, field<double>(g, 1).data(), whole(g));
+    good->write(0, 0.0, field<double>(g, 0).data(), Block::whole(g));
+    good->write(1, 0.1, field<double>(g, 1).data(), Block::whole(g));
     good->finalize();
   }
-  const std::string good_h5 = slurp(h5), good_xdmf = slurp(xdmf);
+  const std::string good_h5 = test_support::file_bytes(h5),
+                    good_xdmf = test_support::file_bytes(xdmf);
   {
     auto crashed = make_hdf5_writer(dir.str(), "run", g, Precision::Double);
-    crashed->write(0, 0.0, field<double>(g, 5).data(), whole(g));
-    crashed->write(9, 9.0, field<double>(g, 9).data(), whole(g));
+    crashed->write(0, 0.0, field<double>(g, 5).data(), Block::whole(g));
+    crashed->write(9, 9.0, field<double>(g, 9).data(), Block::whole(g));
   }  // destroyed without finalize(): a simulated crash
-  EXPECT_EQ(slurp(h5), good_h5);
-  EXPECT_EQ(slurp(xdmf), good_xdmf);
+  EXPECT_EQ(test_support::file_bytes(h5), good_h5);
+  EXPECT_EQ(test_support::file_bytes(xdmf), good_xdmf);
   EXPECT_EQ(read_hdf5_step(h5.string()).step, 1);
   EXPECT_EQ(read_hdf5_step(h5.string()).data, field<double>(g, 1));
   // The partial file is left for inspection and still holds the steps written before.
@@ -425,20 +415,20 @@ TEST(Hdf5Writer, CrashLeavesPreviousFilesIntact) {
   // The next run truncates the stale partial file and publishes normally.
   {
     auto next = make_hdf5_writer(dir.str(), "run", g, Precision::Double);
-    next->write(3, 0.3, field<double>(g, 3).data(), whole(g));
+    next->write(3, 0.3, field<double>(g, 3).data(), Block::whole(g));
     next->finalize();
   }
   EXPECT_FALSE(fs::exists(partial));
   EXPECT_EQ(list_hdf5_steps(h5.string()).size(), 1u);
   EXPECT_EQ(read_hdf5_step(h5.string()).data, field<double>(g, 3));
-  EXPECT_EQ(count_of(slurp(xdmf), "<Time "), 1u);
+  EXPECT_EQ(count_of(test_support::file_bytes(xdmf), "<Time "), 1u);
 }
 
 TEST(Hdf5Writer, CreatesTheDirectory) {
   TempDir dir;
   const OutputGrid g = grid2d();
   auto w = make_hdf5_writer((dir.path() / "a" / "b").string(), "nested", g, Precision::Double);
-  w->write(0, 0.0, field<double>(g, 0).data(), whole(g));
+  w->write(0, 0.0, field<double>(g, 0).data(), Block::whole(g));
   w->finalize();
   EXPECT_TRUE(fs::exists(dir.path() / "a" / "b" / "nested.h5"));
 }

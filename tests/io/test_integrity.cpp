@@ -22,6 +22,7 @@
 #include "io/hdf5_writer.hpp"
 #include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
+#include "tests/file_bytes.hpp"
 
 namespace fs = std::filesystem;
 using namespace heatsolve;
@@ -48,16 +49,9 @@ class Scratch {
   fs::path path_;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Flips one bit of the first occurrence of `bytes` in `file`; false when not found.
 bool flip_inside(const fs::path& file, const std::string& bytes, std::size_t at = 3) {
-  std::string text = slurp(file);
+  std::string text = test_support::file_bytes(file);
   const std::size_t pos = text.find(bytes);
   if (pos == std::string::npos) return false;
   text[pos + at] = static_cast<char>(text[pos + at] ^ 0x10);
@@ -110,12 +104,6 @@ OutputGrid grid_3d() {
   g.cells = {8, 4, 2};
   g.spacing = {0.125, 0.25, 0.5};
   return g;
-}
-
-Block whole(const OutputGrid& g) {
-  Block b;
-  b.count = g.cells;
-  return b;
 }
 
 }  // namespace
@@ -249,7 +237,7 @@ TEST(CheckpointIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(slurp(target), "precious");
+  EXPECT_EQ(test_support::file_bytes(target), "precious");
   EXPECT_FALSE(fs::exists(path));
 }
 
@@ -261,8 +249,8 @@ TEST(SeriesIntegrity, StepsAreChecksummedAndTiedToTheirRun) {
   const std::vector<double> a = ramp(64, 1.0), b = ramp(64, 100.0);
   {
     auto w = make_hdf5_writer(dir.str(), "run", g, Precision::Double);
-    w->write(0, 0.0, a.data(), whole(g));
-    w->write(10, 0.25, b.data(), whole(g));
+    w->write(0, 0.0, a.data(), Block::whole(g));
+    w->write(10, 0.25, b.data(), Block::whole(g));
     w->finalize();
   }
   EXPECT_EQ(series_steps_through(100), (std::vector<std::int64_t>{0, 10}));
@@ -316,7 +304,7 @@ TEST(SeriesIntegrity, AFileSizeLimitEndsCleanlyAndKeepsTheStepsBefore) {
   {
     auto w = make_hdf5_writer(dir.str(), "big", g, Precision::Double);
     try {
-      for (; written < 20; ++written) w->write(written, double(written), v.data(), whole(g));
+      for (; written < 20; ++written) w->write(written, double(written), v.data(), Block::whole(g));
     } catch (const std::runtime_error& e) {
       error = e.what();
     }
@@ -345,7 +333,7 @@ TEST(SeriesIntegrity, NeverWritesThroughASymlinkAtThePartialName) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(slurp(target), "precious");
+  EXPECT_EQ(test_support::file_bytes(target), "precious");
 }
 
 #endif  // HEATSOLVE_HAVE_HDF5
@@ -357,13 +345,13 @@ TEST(AtomicFileIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
   const fs::path file = dir.path() / "summary.json";
   fs::create_symlink(target, file.string() + ".tmp." + std::to_string(::getpid()));
   EXPECT_THROW(write_file_atomically(file.string(), "{}"), std::runtime_error);
-  EXPECT_EQ(slurp(target), "precious");
+  EXPECT_EQ(test_support::file_bytes(target), "precious");
   EXPECT_FALSE(fs::exists(file));
   // A stale regular temporary of the same name is replaced.
   fs::remove(file.string() + ".tmp." + std::to_string(::getpid()));
   std::ofstream(file.string() + ".tmp." + std::to_string(::getpid())) << "stale";
   write_file_atomically(file.string(), "{}");
-  EXPECT_EQ(slurp(file), "{}");
+  EXPECT_EQ(test_support::file_bytes(file), "{}");
 }
 
 TEST(RunLockIntegrity, RefusesASymlinkAtTheLockFile) {
@@ -378,7 +366,7 @@ TEST(RunLockIntegrity, RefusesASymlinkAtTheLockFile) {
     EXPECT_EQ(e.error(), ELOOP);
     EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(slurp(target), "precious");
+  EXPECT_EQ(test_support::file_bytes(target), "precious");
 }
 
 TEST(RunIdentity, LineagesAreRandomHex) {
