@@ -109,6 +109,18 @@ std::vector<Hdf5StepInfo> list_steps(hid_t file, const std::string& path) {
   return out;
 }
 
+// The series' grid from its root attributes (`root`: "<path>:/", for the errors).
+OutputGrid series_grid(hid_t f, const std::string& root) {
+  OutputGrid g;
+  get_attribute(f, "dimensions", H5T_NATIVE_INT, &g.dims, 0, root);
+  get_attribute(f, "cells", H5T_NATIVE_INT, g.cells.data(), 3, root);
+  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, g.origin.data(), 3, root);
+  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, g.spacing.data(), 3, root);
+  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
+    g.problem = ProblemType::Poisson;
+  return g;
+}
+
 h5::File open_for_reading(const std::string& path) {
   h5::silence_errors();
   if (h5zfp::built_in()) h5zfp::ensure_registered();  // zfp-compressed series
@@ -149,13 +161,7 @@ Hdf5StepData read_step(hid_t f, const std::string& path, const Hdf5StepInfo& inf
   out.step = info.step;
   out.time = info.time;
 
-  const std::string root = path + ":/";
-  get_attribute(f, "dimensions", H5T_NATIVE_INT, &out.grid.dims, 0, root);
-  get_attribute(f, "cells", H5T_NATIVE_INT, out.grid.cells.data(), 3, root);
-  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, out.grid.origin.data(), 3, root);
-  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, out.grid.spacing.data(), 3, root);
-  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
-    out.grid.problem = ProblemType::Poisson;
+  out.grid = series_grid(f, path + ":/");
   check_output_grid(out.grid, "HDF5 file '" + path + "'");
 
   const std::string where = path + ":" + info.dataset;
@@ -224,12 +230,7 @@ Hdf5SeriesInfo read_hdf5_series_info(const std::string& path) {
   info.format = string_attribute_or(f, "format", info.format, root);
   info.lineage = string_attribute_or(f, "lineage", info.lineage, root);
   info.deck_hash = string_attribute_or(f, "deck_hash", info.deck_hash, root);
-  get_attribute(f, "dimensions", H5T_NATIVE_INT, &info.grid.dims, 0, root);
-  get_attribute(f, "cells", H5T_NATIVE_INT, info.grid.cells.data(), 3, root);
-  get_attribute(f, "origin", H5T_NATIVE_DOUBLE, info.grid.origin.data(), 3, root);
-  get_attribute(f, "spacing", H5T_NATIVE_DOUBLE, info.grid.spacing.data(), 3, root);
-  if (string_attribute_or(f, "problem", "heat", root) == "poisson")
-    info.grid.problem = ProblemType::Poisson;
+  info.grid = series_grid(f, root);
   h5::Group steps(H5Gopen2(f, "/steps", H5P_DEFAULT), "open group /steps in " + path);
   H5G_info_t ginfo;
   h5::check(H5Gget_info(steps.get(), &ginfo), "list /steps in " + path);
