@@ -23,31 +23,14 @@
 #include "io/run_identity.hpp"
 #include "io/run_lock.hpp"
 #include "tests/file_bytes.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace heatsolve;
 
+using test_support::TempDir;
+
 namespace {
-
-class Scratch {
- public:
-  Scratch() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("heatsolve_integrity_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 // Flips one bit of the first occurrence of `bytes` in `file`; false when not found.
 bool flip_inside(const fs::path& file, const std::string& bytes, std::size_t at = 3) {
@@ -122,7 +105,7 @@ TEST(HdfStorage, ChunksAreWholeRowsAndPlanesUnderTheTarget) {
 #ifdef HEATSOLVE_HAVE_HDF5
 
 TEST(CheckpointIntegrity, AFlippedByteInAFieldIsDetected) {
-  Scratch dir;
+  TempDir dir;
   const std::vector<double> u = ramp(64, 1.0);
   const std::string path = (dir.path() / "ck.h5").string();
   write_checkpoint(path, small_state(u));
@@ -142,7 +125,7 @@ TEST(CheckpointIntegrity, AFlippedByteInAFieldIsDetected) {
 }
 
 TEST(CheckpointIntegrity, AFlippedByteInAnAttributeIsDetected) {
-  Scratch dir;
+  TempDir dir;
   const std::string path = (dir.path() / "ck.h5").string();
   write_checkpoint(path, small_state(ramp(64, 1.0)));
   // The deck hash attribute's text: its object header carries a checksum (HDF5 1.10 format).
@@ -151,7 +134,7 @@ TEST(CheckpointIntegrity, AFlippedByteInAnAttributeIsDetected) {
 }
 
 TEST(CheckpointIntegrity, AMissingFieldIsDamage) {
-  Scratch dir;
+  TempDir dir;
   CheckpointState s = small_state(ramp(64, 1.0));
   s.fields[0].name = "v";  // no "u"
   const std::string path = (dir.path() / "ck.h5").string();
@@ -165,7 +148,7 @@ TEST(CheckpointIntegrity, AMissingFieldIsDamage) {
 }
 
 TEST(CheckpointIntegrity, RecordsTheLineageAndTheSeriesSteps) {
-  Scratch dir;
+  TempDir dir;
   IdentityGuard guard;
   set_run_identity({"feedfacefeedfacefeedfacefeedface", "0123456789abcdef"});
   for (std::int64_t s : {0, 10, 20, 30}) record_series_step(s);
@@ -178,7 +161,7 @@ TEST(CheckpointIntegrity, RecordsTheLineageAndTheSeriesSteps) {
 }
 
 TEST(CheckpointIntegrity, RestartCandidatesAreTheLatestThenOlderNewestFirst) {
-  Scratch dir;
+  TempDir dir;
   for (int s : {10, 20, 30, 40}) std::ofstream(checkpoint_path(dir.str(), s)) << "x";
   std::ofstream(checkpoint_latest_path(dir.str())) << "checkpoint_00000030.h5\n";
   const std::vector<std::string> c = restart_candidates("latest", dir.str());
@@ -197,7 +180,7 @@ TEST(CheckpointIntegrity, RestartCandidatesAreTheLatestThenOlderNewestFirst) {
 
 // A latest-file that is there but cannot be read says why, not that there is none.
 TEST(CheckpointIntegrity, UnreadableLatestFileSaysWhy) {
-  Scratch dir;
+  TempDir dir;
   std::ofstream(checkpoint_path(dir.str(), 10)) << "x";
   const std::string latest = checkpoint_latest_path(dir.str());
   const auto message = [&] {
@@ -226,7 +209,7 @@ TEST(CheckpointIntegrity, UnreadableLatestFileSaysWhy) {
 }
 
 TEST(CheckpointIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
-  Scratch dir;
+  TempDir dir;
   const fs::path target = dir.path() / "outside.txt";
   std::ofstream(target) << "precious";
   const std::string path = (dir.path() / "checkpoint_00000020.h5").string();
@@ -242,7 +225,7 @@ TEST(CheckpointIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
 }
 
 TEST(SeriesIntegrity, StepsAreChecksummedAndTiedToTheirRun) {
-  Scratch dir;
+  TempDir dir;
   IdentityGuard guard;
   set_run_identity({"00112233445566778899aabbccddeeff", "fedcba9876543210"});
   const OutputGrid g = grid_3d();
@@ -282,7 +265,7 @@ TEST(SeriesIntegrity, StepsAreChecksummedAndTiedToTheirRun) {
 }
 
 TEST(SeriesIntegrity, AFileSizeLimitEndsCleanlyAndKeepsTheStepsBefore) {
-  Scratch dir;
+  TempDir dir;
   IdentityGuard guard;
   const OutputGrid g = [] {
     OutputGrid o;
@@ -323,7 +306,7 @@ TEST(SeriesIntegrity, AFileSizeLimitEndsCleanlyAndKeepsTheStepsBefore) {
 }
 
 TEST(SeriesIntegrity, NeverWritesThroughASymlinkAtThePartialName) {
-  Scratch dir;
+  TempDir dir;
   const fs::path target = dir.path() / "outside.h5";
   std::ofstream(target) << "precious";
   fs::create_symlink(target, dir.path() / "run.h5.partial");
@@ -339,7 +322,7 @@ TEST(SeriesIntegrity, NeverWritesThroughASymlinkAtThePartialName) {
 #endif  // HEATSOLVE_HAVE_HDF5
 
 TEST(AtomicFileIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
-  Scratch dir;
+  TempDir dir;
   const fs::path target = dir.path() / "outside.txt";
   std::ofstream(target) << "precious";
   const fs::path file = dir.path() / "summary.json";
@@ -355,7 +338,7 @@ TEST(AtomicFileIntegrity, NeverWritesThroughASymlinkAtTheTemporaryName) {
 }
 
 TEST(RunLockIntegrity, RefusesASymlinkAtTheLockFile) {
-  Scratch dir;
+  TempDir dir;
   const fs::path target = dir.path() / "outside.txt";
   std::ofstream(target) << "precious";
   fs::create_symlink(target, dir.path() / RunLock::kFileName);

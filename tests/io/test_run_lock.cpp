@@ -15,34 +15,19 @@
 #include "app/exit_codes.hpp"
 #include "app/run_command.hpp"
 #include "io/run_lock.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace heatsolve {
 namespace {
 
-class LockDir {
- public:
-  LockDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("heatsolve_lock_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~LockDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string lock_text() const {
-    std::ifstream in(path_ / RunLock::kFileName);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
+using test_support::TempDir;
 
- private:
-  fs::path path_;
-};
+std::string lock_text(const TempDir& dir) {
+  std::ifstream in(dir.path() / RunLock::kFileName);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
 
 // Runs `fn` in a forked child and returns its exit status (the child leaves with _exit: no
 // GoogleTest or static destructors run there). -1 when it did not exit normally.
@@ -63,13 +48,13 @@ int in_child(const std::function<int()>& fn) {
 }
 
 TEST(RunLock, AcquireWritesTheHolderAndReleaseEmptiesTheFile) {
-  LockDir dir;
+  TempDir dir;
   {
     RunLock lock(dir.path().string());
     EXPECT_EQ(lock.path(), (dir.path() / ".heatsolve.lock").string());
     EXPECT_FALSE(lock.stale_holder().has_value());
-    const auto holder = parse_lock_holder(dir.lock_text());
-    ASSERT_TRUE(holder.has_value()) << dir.lock_text();
+    const auto holder = parse_lock_holder(lock_text(dir));
+    ASSERT_TRUE(holder.has_value()) << lock_text(dir);
     EXPECT_EQ(holder->pid, long(::getpid()));
     EXPECT_EQ(holder->host, this_host_name());
     EXPECT_EQ(holder->started.size(), 25u) << holder->started;  // 2025-03-01T14:02:11+01:00
@@ -77,11 +62,11 @@ TEST(RunLock, AcquireWritesTheHolderAndReleaseEmptiesTheFile) {
     EXPECT_EQ(holder->started[22], ':') << holder->started;
   }
   EXPECT_TRUE(fs::exists(dir.path() / ".heatsolve.lock")) << "the lock file is never deleted";
-  EXPECT_EQ(dir.lock_text(), "") << "a clean release empties the file";
+  EXPECT_EQ(lock_text(dir), "") << "a clean release empties the file";
 }
 
 TEST(RunLock, AnotherProcessIsRefusedWithTheHolder) {
-  LockDir dir;
+  TempDir dir;
   const std::string d = dir.path().string();
   const long parent = long(::getpid());
   RunLock lock(d);
@@ -106,13 +91,13 @@ TEST(RunLock, AnotherProcessIsRefusedWithTheHolder) {
   // is refused too.
   EXPECT_THROW(RunLock again(d), RunLockHeld);
   // The refused attempts leave the holder's information alone.
-  const auto holder = parse_lock_holder(dir.lock_text());
+  const auto holder = parse_lock_holder(lock_text(dir));
   ASSERT_TRUE(holder.has_value());
   EXPECT_EQ(holder->pid, parent);
 }
 
 TEST(RunLock, ReleasedOnDestruction) {
-  LockDir dir;
+  TempDir dir;
   const std::string d = dir.path().string();
   { RunLock lock(d); }
   // 0: acquired, not stale (the lock was released cleanly).
@@ -127,7 +112,7 @@ TEST(RunLock, ReleasedOnDestruction) {
 }
 
 TEST(RunLock, StaleLockOfADeadProcessIsTakenOver) {
-  LockDir dir;
+  TempDir dir;
   const std::string d = dir.path().string();
   const pid_t child = ::fork();
   if (child == 0) {
@@ -138,13 +123,13 @@ TEST(RunLock, StaleLockOfADeadProcessIsTakenOver) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
-  const auto left = parse_lock_holder(dir.lock_text());
+  const auto left = parse_lock_holder(lock_text(dir));
   ASSERT_TRUE(left.has_value()) << "the killed holder's information stays in the file";
   EXPECT_EQ(left->pid, long(child));
   RunLock lock(d);  // the kernel dropped the dead process's flock
   ASSERT_TRUE(lock.stale_holder().has_value());
   EXPECT_EQ(lock.stale_holder()->pid, long(child));
-  EXPECT_EQ(parse_lock_holder(dir.lock_text())->pid, long(::getpid()));
+  EXPECT_EQ(parse_lock_holder(lock_text(dir))->pid, long(::getpid()));
 }
 
 TEST(RunLock, HolderTextRoundTrip) {
@@ -161,7 +146,7 @@ TEST(RunLock, HolderTextRoundTrip) {
 }
 
 TEST(RunLock, RunCommandRefusesAHeldDirectoryBeforeWriting) {
-  LockDir dir;
+  TempDir dir;
   const fs::path out = dir.path() / "out";
   const fs::path deck = dir.path() / "deck.yaml";
   std::ofstream(deck) << "name: t\nproblem: {type: heat, dimensions: 2}\n"

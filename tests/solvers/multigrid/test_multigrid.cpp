@@ -26,11 +26,13 @@
 #include "solvers/solver.hpp"
 #include "tests/restart_part.hpp"
 #include "tests/solver_test_util.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace heatsolve {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 
 Config deck(const std::string& text, const std::vector<std::string>& overrides = {}) {
   return parse_deck(text, "<test>", overrides);
@@ -701,25 +703,10 @@ Outcome run_engine(const Config& cfg, const std::string& restart = {}) {
   return o;
 }
 
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name)
-      : path_(fs::temp_directory_path() /
-              ("heatsolve_mg_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
 // Runs `cfg` uninterrupted, then for `first` steps/cycles with a checkpoint there, then from
 // that checkpoint to the end: the final fields must be bitwise equal.
 void expect_bitwise_restart(Config cfg, std::int64_t first, const std::string& label) {
-  const ScratchDir dir(label);
+  const TempDir dir;
   cfg.output_directory = dir.str();
   cfg.deck = {{"name", "mg-restart-" + label}};
   const Outcome reference = run_engine(cfg);

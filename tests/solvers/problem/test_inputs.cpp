@@ -19,11 +19,13 @@
 #include "io/writer_factory.hpp"
 #include "solvers/solver.hpp"
 #include "tests/restart_part.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace heatsolve {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 
 Config deck(const std::string& text) {
   return parse_deck(text, "<test>");
@@ -92,22 +94,6 @@ double mean(const std::vector<double>& a) {
   for (double v : a) s += v;
   return s / double(a.size());
 }
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("heatsolve_inputs_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 // ---- Faces over time ----------------------------------------------------------------------------
 
@@ -184,7 +170,7 @@ TEST(TimeVaryingFaces, DirichletRampReproducedEachStepImplicit) {
 // ignored would keep its t = 0 value and differ).
 #ifdef HEATSOLVE_HAVE_HDF5
 TEST(TimeVaryingFaces, HeldAfterTheLastKnotLikeAConstant) {
-  const ScratchDir dir;
+  const TempDir dir;
   const char* text = R"(name: ramp
 problem: {type: heat, dimensions: 3}
 grid: {cells: [10, 8, 6]}
@@ -430,7 +416,7 @@ Capture run_series(const std::string& text) {
 // A run started from a step of another's series equals that run continued, bit for bit (the
 // explicit scheme with the same dt); without `dataset`, the series' last step.
 TEST(InitialFieldFile, ContinuesTheRunThatWroteIt) {
-  const ScratchDir dir;
+  const TempDir dir;
   for (const char* precision : {"double", "float"}) {
     SCOPED_TRACE(precision);
     const std::string p = precision;
@@ -461,7 +447,7 @@ TEST(InitialFieldFile, ContinuesTheRunThatWroteIt) {
 // A steady solve's reference residual comes from the initial field (Sweeper::initial_field):
 // started from a file holding a shape's values it runs exactly as started from the shape.
 TEST(InitialFieldFile, SteadySolveStartsFromTheFile) {
-  const ScratchDir dir;
+  const TempDir dir;
   const std::string shape = "{type: gaussian, amplitude: 0.7, center: [0.4, 0.6], width: 0.3}";
   // A heat run of no steps writes the shape's values as its step 0.
   const Config writer = deck(R"(name: shape
@@ -578,7 +564,7 @@ TEST(CompatibleMean, RefusedWithoutThePolicy) {
 // checkpoint: the final fields bitwise equal (faces and sources over time are taken from each
 // step's time, a singular solve's shift from the deck's initial field).
 void expect_bitwise_restart(Config cfg, std::int64_t first) {
-  const ScratchDir dir;
+  const TempDir dir;
   cfg.output_directory = dir.str();
   cfg.deck = {{"name", "inputs-restart"}};
   Capture whole;

@@ -17,11 +17,14 @@
 #include "io/deck.hpp"
 #include "io/field_writer.hpp"
 #include "solvers/solver.hpp"
+#include "tests/restart_part.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace heatsolve {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 
 Config deck(const std::string& text, const std::vector<std::string>& overrides = {}) {
   return parse_deck(text, "<test>", overrides);
@@ -200,24 +203,6 @@ TEST(Materials, InclusionConvergesToTheFineSolution) {
   }
 }
 
-// Variable-coefficient runs restart bit for bit (explicit heat, multigrid).
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name)
-      : path_(fs::temp_directory_path() /
-              fmt::format("heatsolve-materials-{}-{}", name, ::getpid())) {
-    fs::remove_all(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
 // The last step handed to it, as raw bytes.
 class LastField final : public FieldWriter {
  public:
@@ -244,23 +229,16 @@ RunResult run_from(const Config& cfg, const std::string& restart, LastField* w) 
 }
 
 #ifdef HEATSOLVE_HAVE_HDF5
+// Variable-coefficient runs restart bit for bit (explicit heat, multigrid).
 TEST(Materials, RestartsAreBitwise) {
   for (const bool heat : {true, false}) {
-    const ScratchDir dir(heat ? "heat" : "poisson");
+    const TempDir dir;
     Config cfg = heat ? deck(kBox, {"time.steps=40"})
                       : deck(kWall, {"solver.method=multigrid", "solver.tolerance=1.0e-12"});
     cfg.output_directory = dir.str();
     LastField reference, resumed, partial;
     const RunResult ref = run_from(cfg, "", &reference);
-    Config part = cfg;
-    part.checkpoint_every = 3;
-    if (heat) {
-      part.steps = 3;
-      part.end_time = cfg.dt * 3;
-    } else {
-      part.max_iterations = 3;
-    }
-    run_from(part, "", &partial);
+    run_from(test_support::stopped_after(cfg, 3), "", &partial);
     const std::string ckpt = checkpoint_path(dir.str(), 3);
     ASSERT_TRUE(fs::exists(ckpt));
     const RunResult again = run_from(cfg, ckpt, &resumed);
