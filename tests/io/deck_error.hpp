@@ -22,4 +22,13 @@ DeckError deck_error_of(const std::string& text, Parse&& parse) {
   return DeckError("", 0, 0, "");
 }
 
+// e points at line:column (and names `file`, where given) and its message holds `text`.
+inline void expect_deck_error_at(const DeckError& e, int line, int column, const std::string& text,
+                                 const std::string& file = "") {
+  if (!file.empty()) EXPECT_EQ(e.file(), file) << e.what();
+  EXPECT_EQ(e.line(), line) << e.what();
+  EXPECT_EQ(e.column(), column) << e.what();
+  EXPECT_NE(e.message().find(text), std::string::npos) << e.what();
+}
+
 }  // namespace heatsolve::test_support

@@ -1,5 +1,5 @@
 // The deck texts and parse helpers shared by the deck tests (test_deck.cpp,
-// test_deck_errors.cpp).
+// test_deck_errors.cpp, test_deck_outputs.cpp, test_time_table.cpp).
 #pragma once
 
 #include <gtest/gtest.h>

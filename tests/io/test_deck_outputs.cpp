@@ -10,24 +10,14 @@
 #include "io/checkpoint.hpp"
 #include "io/deck.hpp"
 #include "io/diagnostics_writer.hpp"
-#include "tests/io/deck_error.hpp"
+#include "tests/io/deck_text.hpp"
 
 namespace heatsolve {
 namespace {
 
-Config parse(const std::string& text) {
-  return parse_deck(text, "test.yaml");
-}
-
-DeckError parse_error(const std::string& text) {
-  return test_support::deck_error_of(text, [&] { parse(text); });
-}
-
-void expect_at(const DeckError& e, int line, int column, const std::string& text) {
-  EXPECT_EQ(e.line(), line) << e.what();
-  EXPECT_EQ(e.column(), column) << e.what();
-  EXPECT_NE(e.message().find(text), std::string::npos) << e.what();
-}
+using deck_text::parse;
+using deck_text::parse_error;
+using test_support::expect_deck_error_at;
 
 // Four lines; tests append sections from line 5 on. dt: auto = 0.9 / (2 * 3 * 64) = 0.00234375.
 std::string heat(const std::string& time = "{end: 0.1}") {
@@ -67,17 +57,18 @@ TEST(DeckDiagnostics, EveryIntervalOrBoth) {
 }
 
 TEST(DeckDiagnostics, BadKeysAreReportedAtThem) {
-  expect_at(parse_error(heat() + "output: {diagnostics: {}}\n"), 5, 23,
-            "output.diagnostics: give 'every'");
-  expect_at(parse_error(heat() + "output: {diagnostics: {every: 0}}\n"), 5, 31,
-            "expected a positive integer");
-  expect_at(parse_error(heat() + "output: {diagnostics: {interval: -1}}\n"), 5, 34,
-            "must be positive");
-  expect_at(parse_error(heat() + "output: {diagnostics: {evry: 5}}\n"), 5, 24,
-            "did you mean 'every'");
-  expect_at(parse_error(heat() + "output: {diagnostics: 5}\n"), 5, 23, "expected a mapping");
-  expect_at(parse_error(kPoisson + "output: {diagnostics: {interval: 0.1}}\n"), 5, 34,
-            "a steady problem has no simulated time; use output.diagnostics.every");
+  expect_deck_error_at(parse_error(heat() + "output: {diagnostics: {}}\n"), 5, 23,
+                       "output.diagnostics: give 'every'");
+  expect_deck_error_at(parse_error(heat() + "output: {diagnostics: {every: 0}}\n"), 5, 31,
+                       "expected a positive integer");
+  expect_deck_error_at(parse_error(heat() + "output: {diagnostics: {interval: -1}}\n"), 5, 34,
+                       "must be positive");
+  expect_deck_error_at(parse_error(heat() + "output: {diagnostics: {evry: 5}}\n"), 5, 24,
+                       "did you mean 'every'");
+  expect_deck_error_at(parse_error(heat() + "output: {diagnostics: 5}\n"), 5, 23,
+                       "expected a mapping");
+  expect_deck_error_at(parse_error(kPoisson + "output: {diagnostics: {interval: 0.1}}\n"), 5, 34,
+                       "a steady problem has no simulated time; use output.diagnostics.every");
 }
 
 // ---- output.interval: the step lands on every output time -------------------------------------
@@ -136,13 +127,14 @@ TEST(DeckInterval, IntervalsChooseDtSoARestartMustKeepThem) {
 }
 
 TEST(DeckInterval, BadIntervalsAreReportedAtThem) {
-  expect_at(parse_error(heat() + "output: {interval: 0}\n"), 5, 20, "must be positive");
-  expect_at(parse_error(heat() + "output: {interval: x}\n"), 5, 20, "expected a number");
-  expect_at(parse_error(kPoisson + "output: {interval: 1}\n"), 5, 20,
-            "a steady problem has no simulated time; use output.every");
+  expect_deck_error_at(parse_error(heat() + "output: {interval: 0}\n"), 5, 20, "must be positive");
+  expect_deck_error_at(parse_error(heat() + "output: {interval: x}\n"), 5, 20, "expected a number");
+  expect_deck_error_at(parse_error(kPoisson + "output: {interval: 1}\n"), 5, 20,
+                       "a steady problem has no simulated time; use output.every");
   // 1/pi is no decimal multiple of anything 0.3 is.
-  expect_at(parse_error(heat("{end: 0.3183098861837907}") + "output: {interval: 0.03}\n"), 4, 13,
-            "time.end: 0.31831 and output.interval = 0.03 have no common time step");
+  expect_deck_error_at(
+      parse_error(heat("{end: 0.3183098861837907}") + "output: {interval: 0.03}\n"), 4, 13,
+      "time.end: 0.31831 and output.interval = 0.03 have no common time step");
 }
 
 // ---- output.probes -----------------------------------------------------------------------------
@@ -176,23 +168,28 @@ TEST(DeckProbes, BadProbesAreReportedAtThem) {
   const std::string pre = heat() + "output:\n  diagnostics: {every: 1}\n  probes:\n";
   // line 8 is the first entry: "    - {name: ..., point: [...]}"
   const auto error = [&](const std::string& entries) { return parse_error(pre + entries); };
-  expect_at(error("    - {name: a, point: [0.5, 0.5, 0.5]}\n    - {name: a, point: [0.1, 0.1, "
-                  "0.1]}\n"),
-            9, 14, "the name 'a' is already output.probes[0]");
-  expect_at(error("    - {name: a-b, point: [0.5, 0.5, 0.5]}\n"), 8, 14,
-            "may contain only letters, digits and '_'");
-  expect_at(error("    - {name: a, point: [0.5, 1.5, 0.5]}\n"), 8, 30,
-            "output.probes[0].point[1]: 1.5 lies outside the domain [0, 1] on the y axis");
-  expect_at(error("    - {name: a, point: [0.5, 0.5]}\n"), 8, 24, "expected 3 entries");
-  expect_at(error("    - {name: a}\n"), 8, 7, "missing required key 'output.probes[0].point'");
-  expect_at(error("    - {point: [0.5, 0.5, 0.5]}\n"), 8, 7,
-            "missing required key 'output.probes[0].name'");
-  expect_at(error("    - {name: a, point: [0.5, 0.5, 0.5], at: 1}\n"), 8, 41,
-            "unknown key 'at' in 'output.probes[0]'");
-  expect_at(error("    - 5\n"), 8, 7, "output.probes[0]: expected a mapping");
-  expect_at(parse_error(heat() + "output: {probes: {name: a}}\n"), 5, 18, "expected a list");
-  expect_at(parse_error(heat() + "output: {probes: [{name: a, point: [0.5, 0.5, 0.5]}]}\n"), 5, 10,
-            "probes are columns of diagnostics.csv: give output.diagnostics");
+  expect_deck_error_at(
+      error("    - {name: a, point: [0.5, 0.5, 0.5]}\n    - {name: a, point: [0.1, 0.1, "
+            "0.1]}\n"),
+      9, 14, "the name 'a' is already output.probes[0]");
+  expect_deck_error_at(error("    - {name: a-b, point: [0.5, 0.5, 0.5]}\n"), 8, 14,
+                       "may contain only letters, digits and '_'");
+  expect_deck_error_at(
+      error("    - {name: a, point: [0.5, 1.5, 0.5]}\n"), 8, 30,
+      "output.probes[0].point[1]: 1.5 lies outside the domain [0, 1] on the y axis");
+  expect_deck_error_at(error("    - {name: a, point: [0.5, 0.5]}\n"), 8, 24, "expected 3 entries");
+  expect_deck_error_at(error("    - {name: a}\n"), 8, 7,
+                       "missing required key 'output.probes[0].point'");
+  expect_deck_error_at(error("    - {point: [0.5, 0.5, 0.5]}\n"), 8, 7,
+                       "missing required key 'output.probes[0].name'");
+  expect_deck_error_at(error("    - {name: a, point: [0.5, 0.5, 0.5], at: 1}\n"), 8, 41,
+                       "unknown key 'at' in 'output.probes[0]'");
+  expect_deck_error_at(error("    - 5\n"), 8, 7, "output.probes[0]: expected a mapping");
+  expect_deck_error_at(parse_error(heat() + "output: {probes: {name: a}}\n"), 5, 18,
+                       "expected a list");
+  expect_deck_error_at(
+      parse_error(heat() + "output: {probes: [{name: a, point: [0.5, 0.5, 0.5]}]}\n"), 5, 10,
+      "probes are columns of diagnostics.csv: give output.diagnostics");
 }
 
 // ---- diagnostics.csv columns --------------------------------------------------------------------

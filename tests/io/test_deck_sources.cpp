@@ -37,11 +37,7 @@ DeckError parse_error(const std::string& text, const std::string& source = "test
   return test_support::deck_error_of(text, [&] { parse(text, source); });
 }
 
-void expect_at(const DeckError& e, int line, int column, const std::string& text) {
-  EXPECT_EQ(e.line(), line) << e.what();
-  EXPECT_EQ(e.column(), column) << e.what();
-  EXPECT_NE(e.message().find(text), std::string::npos) << e.what();
-}
+using test_support::expect_deck_error_at;
 
 // Four lines each; tests append sections from line 5 on.
 const std::string kHeat =
@@ -93,15 +89,17 @@ TEST(DeckSources, AListIsSummedTerms) {
 
 TEST(DeckSources, BadListEntriesAreReportedAtThem) {
   // line 6 is the second entry.
-  expect_at(parse_error(kHeat + "source:\n  - {type: uniform, value: 1}\n  - {type: none}\n"), 7,
-            12, "source[1].type: unknown value 'none'");
-  expect_at(parse_error(kHeat + "source:\n  - {type: uniform, value: 1}\n  - 3\n"), 7, 5,
-            "source[1]: expected a mapping");
-  expect_at(parse_error(kHeat + "source:\n  - {type: box, value: 1, lower: [2, 2, 2], upper: [3, "
-                                "3, 3]}\n"),
-            6, 34, "source[0]: the box");
-  expect_at(parse_error(kHeat + "source:\n  - {type: uniform, valu: 1}\n"), 6, 21,
-            "unknown key 'valu' in 'source[0]'");
+  expect_deck_error_at(
+      parse_error(kHeat + "source:\n  - {type: uniform, value: 1}\n  - {type: none}\n"), 7, 12,
+      "source[1].type: unknown value 'none'");
+  expect_deck_error_at(parse_error(kHeat + "source:\n  - {type: uniform, value: 1}\n  - 3\n"), 7, 5,
+                       "source[1]: expected a mapping");
+  expect_deck_error_at(
+      parse_error(kHeat + "source:\n  - {type: box, value: 1, lower: [2, 2, 2], upper: [3, "
+                          "3, 3]}\n"),
+      6, 34, "source[0]: the box");
+  expect_deck_error_at(parse_error(kHeat + "source:\n  - {type: uniform, valu: 1}\n"), 6, 21,
+                       "unknown key 'valu' in 'source[0]'");
 }
 
 TEST(DeckSources, EveryShippedDeckKeepsItsSource) {
@@ -134,7 +132,7 @@ TEST(DeckSingular, UnbalancedInsulatedPoissonDeckIsRefusedAtTheSource) {
                            "boundary: {all: {type: neumann}}\n"
                            "source: {type: uniform, value: 1}\n";
   const DeckError e = parse_error(deck);
-  expect_at(e, 6, 9, "source: this Poisson problem has no dirichlet face");
+  expect_deck_error_at(e, 6, 9, "source: this Poisson problem has no dirichlet face");
   EXPECT_NE(e.message().find("solver.singular: compatible-mean"), std::string::npos);
   EXPECT_NE(e.message().find("sum of f dV = 1"), std::string::npos) << e.what();
   // Asked for explicitly: the compatible part.
@@ -201,10 +199,10 @@ TEST(DeckSingular, WithoutASourceTheFaceIsBlamed) {
       "name: t\nproblem: {type: poisson, dimensions: 2}\ngrid: {cells: [8, 8]}\n";
   const DeckError e =
       parse_error(head + "boundary:\n  all: {type: neumann}\n  y+: {type: heat_flux, value: 3}\n");
-  expect_at(e, 6, 7, "boundary.y+: this Poisson problem");
+  expect_deck_error_at(e, 6, 7, "boundary.y+: this Poisson problem");
   EXPECT_NE(e.message().find("inflow through the faces = 3"), std::string::npos) << e.what();
   const DeckError a = parse_error(head + "boundary:\n  all: {type: neumann, flux: 1}\n");
-  expect_at(a, 5, 8, "boundary.all: this Poisson problem");
+  expect_deck_error_at(a, 5, 8, "boundary.all: this Poisson problem");
 }
 
 TEST(SourceBalance, MatchesABruteForceCellSum) {
@@ -364,31 +362,33 @@ TEST(InitialFile, BadFilesAreDeckErrorsAtTheirKey) {
   const auto deck = [&](const std::string& initial) {
     return write_deck(dir.path(), 3, initial, "[7, 6, 5]");
   };
-  expect_at(load_error(deck("{type: file, path: nope.h5, dataset: u}")), 5, 29, "no such file");
+  expect_deck_error_at(load_error(deck("{type: file, path: nope.h5, dataset: u}")), 5, 29,
+                       "no such file");
   std::ofstream(dir.path() / "text.h5") << "not hdf5\n";
-  expect_at(load_error(deck("{type: file, path: text.h5, dataset: u}")), 5, 29,
-            "is not an HDF5 file");
-  expect_at(load_error(deck("{type: file, path: u0.h5, dataset: v}")), 5, 45, "no dataset 'v'");
+  expect_deck_error_at(load_error(deck("{type: file, path: text.h5, dataset: u}")), 5, 29,
+                       "is not an HDF5 file");
+  expect_deck_error_at(load_error(deck("{type: file, path: u0.h5, dataset: v}")), 5, 45,
+                       "no dataset 'v'");
   const DeckError shape =
       load_error(write_deck(dir.path(), 3, "{type: file, path: u0.h5, dataset: u}", "[7, 6, 4]"));
-  expect_at(shape, 5, 45, "has shape [5, 6, 7], but the grid's cells are [4, 6, 7]");
+  expect_deck_error_at(shape, 5, 45, "has shape [5, 6, 7], but the grid's cells are [4, 6, 7]");
   std::vector<double> bad = cell_values(7, 6, 5);
   bad[3 + 7 * (2 + 6 * 4)] = std::nan("");
   write_h5(dir.path() / "nan.h5", "u", {5, 6, 7}, bad);
-  expect_at(load_error(deck("{type: file, path: nan.h5, dataset: u}")), 5, 46,
-            "the value nan of cell (3, 2, 4) is not finite");
+  expect_deck_error_at(load_error(deck("{type: file, path: nan.h5, dataset: u}")), 5, 46,
+                       "the value nan of cell (3, 2, 4) is not finite");
   write_h5(dir.path() / "int.h5", "u", {5, 6, 7}, cell_values(7, 6, 5), H5T_NATIVE_INT);
-  expect_at(load_error(deck("{type: file, path: int.h5, dataset: u}")), 5, 46,
-            "does not hold floating-point values");
-  expect_at(load_error(deck("{type: file, path: u0.h5}")), 5, 10,
-            "missing required key 'initial.dataset'");
-  expect_at(load_error(deck("{type: file, dataset: u}")), 5, 10,
-            "missing required key 'initial.path'");
-  expect_at(load_error(deck("{type: file, path: u0.h5, dataset: u, value: 1}")), 5, 48,
-            "unknown key 'value' in 'initial'");
+  expect_deck_error_at(load_error(deck("{type: file, path: int.h5, dataset: u}")), 5, 46,
+                       "does not hold floating-point values");
+  expect_deck_error_at(load_error(deck("{type: file, path: u0.h5}")), 5, 10,
+                       "missing required key 'initial.dataset'");
+  expect_deck_error_at(load_error(deck("{type: file, dataset: u}")), 5, 10,
+                       "missing required key 'initial.path'");
+  expect_deck_error_at(load_error(deck("{type: file, path: u0.h5, dataset: u, value: 1}")), 5, 48,
+                       "unknown key 'value' in 'initial'");
   // A source is no file.
   const DeckError source = parse_error(kHeat + "source: {type: file, path: u0.h5}\n");
-  expect_at(source, 5, 16, "source.type: unknown value 'file'");
+  expect_deck_error_at(source, 5, 16, "source.type: unknown value 'file'");
 }
 
 TEST(InitialFile, ASeriesStartsFromItsLastStep) {

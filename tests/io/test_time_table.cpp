@@ -10,18 +10,13 @@
 
 #include "core/time_table.hpp"
 #include "io/deck.hpp"
-#include "tests/io/deck_error.hpp"
+#include "tests/io/deck_text.hpp"
 
 namespace heatsolve {
 namespace {
 
-Config parse(const std::string& text) {
-  return parse_deck(text, "test.yaml");
-}
-
-DeckError parse_error(const std::string& text) {
-  return test_support::deck_error_of(text, [&] { parse(text); });
-}
+using deck_text::parse;
+using deck_text::parse_error;
 
 // Four lines; tests append sections from line 5 on.
 const std::string kBase =
@@ -37,10 +32,7 @@ const std::string kPoisson =
     "time:\n";
 
 void expect_at(const DeckError& e, int line, int column, const std::string& text) {
-  EXPECT_EQ(e.file(), "test.yaml") << e.what();
-  EXPECT_EQ(e.line(), line) << e.what();
-  EXPECT_EQ(e.column(), column) << e.what();
-  EXPECT_NE(e.message().find(text), std::string::npos) << e.what();
+  test_support::expect_deck_error_at(e, line, column, text, "test.yaml");
 }
 
 // ---- TimeTable ------------------------------------------------------------------------------
