@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "core/mpi_comm.hpp"
 #include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "io/run_identity.hpp"
@@ -312,14 +313,9 @@ void write_checkpoint(const std::string& path, const CheckpointState& state, MPI
   if (size == 1) return write_checkpoint(path, state);
   check_state(state);
   // A private communicator: the messages below cannot meet anyone else's.
-  struct OwnComm {
-    MPI_Comm c = MPI_COMM_NULL;
-    ~OwnComm() {
-      if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
-    }
-  } own;
-  MPI_Comm_dup(parent, &own.c);
-  const MPI_Comm comm = own.c;
+  OwnedComm own;
+  MPI_Comm_dup(parent, own.out());
+  const MPI_Comm comm = own.get();
   constexpr int kTag = 0x434b;  // "CK"
   constexpr std::size_t kChunk = std::size_t(1) << 30;
   const auto transfer = [&](unsigned char* p, std::size_t n, int peer, bool send) {

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/mpi_comm.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/hdf5_storage.hpp"
@@ -210,11 +211,11 @@ class Hdf5Writer final : public FieldWriter {
     check_compression_available(compression_, final_h5_);
 #ifdef HEATSOLVE_HAVE_MPI
     if (mode_ != Mode::Serial) {
-      if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
+      if (MPI_Comm_dup(comm, comm_.out()) != MPI_SUCCESS) {
         throw std::runtime_error("HDF5 writer '" + final_h5_ + "': MPI_Comm_dup failed");
       }
-      MPI_Comm_rank(comm_, &rank_);
-      MPI_Comm_size(comm_, &size_);
+      MPI_Comm_rank(comm_.get(), &rank_);
+      MPI_Comm_size(comm_.get(), &size_);
     }
 #endif
     on_root([&] {
@@ -237,11 +238,6 @@ class Hdf5Writer final : public FieldWriter {
     // left for inspection (and for a restart); nothing appears under the final names.
     file_.reset();
     reserve_.release();
-#ifdef HEATSOLVE_HAVE_MPI
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
-#endif
   }
 
   void write(std::int64_t step, double time, const float* data, const Block& block) override {
@@ -311,9 +307,9 @@ class Hdf5Writer final : public FieldWriter {
 #ifdef HEATSOLVE_HAVE_MPI
     if (size_ > 1) {
       int len = static_cast<int>(error.size());
-      MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+      MPI_Bcast(&len, 1, MPI_INT, 0, comm_.get());
       error.resize(static_cast<std::size_t>(len));
-      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_);
+      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_.get());
     }
 #endif
     if (!error.empty()) throw std::runtime_error(error);
@@ -323,7 +319,7 @@ class Hdf5Writer final : public FieldWriter {
     h5::PropList fapl = h5::file_access(h5::FileFormat::Series, partial_h5_);
 #ifdef HEATSOLVE_HAVE_PARALLEL_HDF5
     if (mode_ == Mode::Collective) {
-      h5::check(H5Pset_fapl_mpio(fapl.get(), comm_, MPI_INFO_NULL),
+      h5::check(H5Pset_fapl_mpio(fapl.get(), comm_.get(), MPI_INFO_NULL),
                 "set MPI-IO driver for " + partial_h5_);
     }
 #endif
@@ -446,7 +442,7 @@ class Hdf5Writer final : public FieldWriter {
     }
 #ifdef HEATSOLVE_HAVE_MPI
     int bad = error.empty() ? 0 : 1, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm_);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm_.get());
     if (any != 0 && error.empty()) {
       error = "HDF5 '" + partial_h5_ + "': another rank's block is invalid";
     }
@@ -517,9 +513,9 @@ class Hdf5Writer final : public FieldWriter {
       for (std::size_t done = 0; done < n; done += kChunk) {
         int len = static_cast<int>(std::min(kChunk, n - done));
         if (send) {
-          MPI_Send(buf + done, len, mpi_type, peer, kTag, comm_);
+          MPI_Send(buf + done, len, mpi_type, peer, kTag, comm_.get());
         } else {
-          MPI_Recv(buf + done, len, mpi_type, peer, kTag, comm_, MPI_STATUS_IGNORE);
+          MPI_Recv(buf + done, len, mpi_type, peer, kTag, comm_.get(), MPI_STATUS_IGNORE);
         }
       }
     };
@@ -529,7 +525,7 @@ class Hdf5Writer final : public FieldWriter {
       bool sane = block.count[0] >= 0 && block.count[1] >= 0 && block.count[2] >= 0;
       bool send_data = sane && (data != nullptr || block.size() == 0);
       if (!send_data) header[3] = header[4] = header[5] = -1;  // rank 0 reports the bad block
-      MPI_Send(header, 6, MPI_INT, 0, kTag, comm_);
+      MPI_Send(header, 6, MPI_INT, 0, kTag, comm_.get());
       if (send_data) transfer(const_cast<T*>(data), block.size(), 0, true);
       share_error({});
       return;
@@ -549,7 +545,7 @@ class Hdf5Writer final : public FieldWriter {
     std::vector<T> buffer;
     for (int r = 1; r < size_; ++r) {
       int h[6];
-      MPI_Recv(h, 6, MPI_INT, r, kTag, comm_, MPI_STATUS_IGNORE);
+      MPI_Recv(h, 6, MPI_INT, r, kTag, comm_.get(), MPI_STATUS_IGNORE);
       Block b;
       b.offset = {h[0], h[1], h[2]};
       b.count = {h[3], h[4], h[5]};
@@ -594,7 +590,7 @@ class Hdf5Writer final : public FieldWriter {
   bool finalized_ = false;
   int rank_ = 0, size_ = 1;
 #ifdef HEATSOLVE_HAVE_MPI
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  OwnedComm comm_;
 #endif
 };
 

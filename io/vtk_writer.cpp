@@ -1,5 +1,6 @@
 #include "io/vtk_writer.hpp"
 
+#include "core/mpi_comm.hpp"
 #include "io/xml_text.hpp"
 
 // The whole translation unit needs VTK; without it heatsolve has no VTK writer and
@@ -222,11 +223,11 @@ class VtkWriter final : public FieldWriter {
       int size = 1;
       MPI_Comm_size(comm, &size);
       if (size > 1) {
-        if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) {
+        if (MPI_Comm_dup(comm, comm_.out()) != MPI_SUCCESS) {
           throw std::runtime_error("VTK writer '" + pvd_ + "': MPI_Comm_dup failed");
         }
-        MPI_Comm_rank(comm_, &rank_);
-        MPI_Comm_size(comm_, &size_);
+        MPI_Comm_rank(comm_.get(), &rank_);
+        MPI_Comm_size(comm_.get(), &size_);
       }
     }
 #endif
@@ -247,14 +248,6 @@ class VtkWriter final : public FieldWriter {
       }
     }
     share_error(error);
-  }
-
-  ~VtkWriter() override {
-#ifdef HEATSOLVE_HAVE_MPI
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
-#endif
   }
 
   void write(std::int64_t step, double time, const float* data, const Block& block) override {
@@ -293,9 +286,9 @@ class VtkWriter final : public FieldWriter {
 #ifdef HEATSOLVE_HAVE_MPI
     if (parallel()) {
       int len = static_cast<int>(error.size());
-      MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+      MPI_Bcast(&len, 1, MPI_INT, 0, comm_.get());
       error.resize(static_cast<std::size_t>(len));
-      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_);
+      if (len > 0) MPI_Bcast(error.data(), len, MPI_CHAR, 0, comm_.get());
     }
 #endif
     if (!error.empty()) throw std::runtime_error(error);
@@ -406,11 +399,12 @@ class VtkWriter final : public FieldWriter {
                    block.count[2],
                    local_error.empty() ? 0 : 1};
     std::vector<int> all(rank_ == 0 ? 7 * static_cast<std::size_t>(size_) : 0);
-    MPI_Gather(mine, 7, MPI_INT, all.data(), 7, MPI_INT, 0, comm_);
+    MPI_Gather(mine, 7, MPI_INT, all.data(), 7, MPI_INT, 0, comm_.get());
     // Failed ranks report their message to rank 0 (one at a time, in rank order).
     constexpr int kTag = 0x5654;
     if (rank_ != 0 && !local_error.empty()) {
-      MPI_Send(local_error.data(), static_cast<int>(local_error.size()), MPI_CHAR, 0, kTag, comm_);
+      MPI_Send(local_error.data(), static_cast<int>(local_error.size()), MPI_CHAR, 0, kTag,
+               comm_.get());
     }
     std::string error;
     if (rank_ == 0) {
@@ -418,11 +412,11 @@ class VtkWriter final : public FieldWriter {
       for (int r = 1; r < size_; ++r) {
         if (all[7 * r + 6] == 0) continue;
         MPI_Status status;
-        MPI_Probe(r, kTag, comm_, &status);
+        MPI_Probe(r, kTag, comm_.get(), &status);
         int len = 0;
         MPI_Get_count(&status, MPI_CHAR, &len);
         std::string msg(static_cast<std::size_t>(len), '\0');
-        MPI_Recv(msg.data(), len, MPI_CHAR, r, kTag, comm_, MPI_STATUS_IGNORE);
+        MPI_Recv(msg.data(), len, MPI_CHAR, r, kTag, comm_.get(), MPI_STATUS_IGNORE);
         if (error.empty()) error = "rank " + std::to_string(r) + ": " + msg;
       }
       if (error.empty()) {
@@ -503,7 +497,7 @@ class VtkWriter final : public FieldWriter {
   bool finalized_ = false;
   int rank_ = 0, size_ = 1;
 #ifdef HEATSOLVE_HAVE_MPI
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  OwnedComm comm_;
 #endif
 };
 

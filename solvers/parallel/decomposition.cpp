@@ -202,13 +202,14 @@ CartesianDecomposition::CartesianDecomposition(MPI_Comm comm, const GridDesc& gl
     dims[i] = procs_[a];
     periods[i] = faces[2 * a].type == BoundaryType::Periodic ? 1 : 0;
   }
-  check_mpi(MPI_Cart_create(comm, nd, dims, periods, /*reorder=*/0, &cart_), "MPI_Cart_create");
+  check_mpi(MPI_Cart_create(comm, nd, dims, periods, /*reorder=*/0, cart_.out()),
+            "MPI_Cart_create");
   int cart_rank = 0, c[3] = {0, 0, 0};
-  check_mpi(MPI_Comm_rank(cart_, &cart_rank), "MPI_Comm_rank");
-  check_mpi(MPI_Cart_coords(cart_, cart_rank, nd, c), "MPI_Cart_coords");
+  check_mpi(MPI_Comm_rank(cart_.get(), &cart_rank), "MPI_Comm_rank");
+  check_mpi(MPI_Cart_coords(cart_.get(), cart_rank, nd, c), "MPI_Cart_coords");
   for (int i = 0; i < nd; ++i) coords_[nd - 1 - i] = c[i];
   domain_ = block_domain(global, faces, procs_, coords_, cart_rank);
-  neighbours_ = cartesian_neighbours(cart_, domain_);
+  neighbours_ = cartesian_neighbours(cart_.get(), domain_);
 }
 
 std::array<int, 6> cartesian_neighbours(MPI_Comm cart, const Domain& domain) {
@@ -223,12 +224,6 @@ std::array<int, 6> cartesian_neighbours(MPI_Comm cart, const Domain& domain) {
     if (domain.faces[2 * a + 1].type == BoundaryType::Exchange) out[2 * a + 1] = hi;
   }
   return out;
-}
-
-CartesianDecomposition::~CartesianDecomposition() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (cart_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&cart_);
 }
 
 MpiReducer::MpiReducer(MPI_Comm comm) : comm_(comm) {

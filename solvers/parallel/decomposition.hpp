@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mpi_comm.hpp"
 #include "solvers/parallel/domain.hpp"
 
 #ifdef HEATSOLVE_HAVE_MPI
@@ -66,13 +67,12 @@ class CartesianDecomposition {
  public:
   CartesianDecomposition(MPI_Comm comm, const GridDesc& global, const BoundaryFaces& faces,
                          const std::array<int, 3>& requested);
-  ~CartesianDecomposition();
   CartesianDecomposition(const CartesianDecomposition&) = delete;
   CartesianDecomposition& operator=(const CartesianDecomposition&) = delete;
 
   const Domain& domain() const { return domain_; }
   // The Cartesian communicator (halo exchange, reductions).
-  MPI_Comm comm() const { return cart_; }
+  MPI_Comm comm() const { return cart_.get(); }
   // The communicator the decomposition was built from: same ranks in the same order, no
   // topology. Give this one to MPI-IO (the HDF5/VTK writers): Open MPI 4.1's OMPIO groups
   // aggregators by Cartesian coordinates on topology communicators and then intermittently
@@ -87,7 +87,7 @@ class CartesianDecomposition {
 
  private:
   MPI_Comm parent_ = MPI_COMM_NULL;
-  MPI_Comm cart_ = MPI_COMM_NULL;
+  OwnedComm cart_;
   Domain domain_;
   std::array<int, 3> procs_{1, 1, 1}, coords_{0, 0, 0};
   std::array<int, 6> neighbours_{kNoNeighbour, kNoNeighbour, kNoNeighbour,
