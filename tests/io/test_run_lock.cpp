@@ -15,6 +15,7 @@
 #include "app/exit_codes.hpp"
 #include "app/run_command.hpp"
 #include "io/run_lock.hpp"
+#include "tests/file_bytes.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -25,8 +26,7 @@ namespace {
 using test_support::TempDir;
 
 std::string lock_text(const TempDir& dir) {
-  std::ifstream in(dir.path() / RunLock::kFileName);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
+  return test_support::file_bytes(dir.path() / RunLock::kFileName);
 }
 
 // Runs `fn` in a forked child and returns its exit status (the child leaves with _exit: no

@@ -20,6 +20,7 @@
 #include "app/run_command.hpp"
 #include "io/deck.hpp"
 #include "solvers/solver.hpp"
+#include "tests/file_bytes.hpp"
 #include "tests/io/deck_error.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -474,16 +475,14 @@ TEST(EdgeRun, PreviousResultsAreNotOverwritten) {
   opts.quiet = true;
   ASSERT_EQ(run_command(opts), exit_code::kSuccess);
   const auto stamp = fs::last_write_time(out / "summary.json");
-  std::ifstream in(out / "summary.json");
-  const std::string before((std::istreambuf_iterator<char>(in)), {});
+  const std::string before = test_support::file_bytes(out / "summary.json");
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(run_command(opts), exit_code::kInputError);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("already holds results of a previous run"), std::string::npos) << err;
   EXPECT_NE(err.find("--overwrite"), std::string::npos) << err;
   EXPECT_EQ(fs::last_write_time(out / "summary.json"), stamp);
-  std::ifstream again(out / "summary.json");
-  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), before);
+  EXPECT_EQ(test_support::file_bytes(out / "summary.json"), before);
   opts.overwrite = true;
   EXPECT_EQ(run_command(opts), exit_code::kSuccess);
 }
